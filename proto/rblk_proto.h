@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rblk wire format.  Every multi-byte field is little-endian on the wire.
+ * The structs below are the *wire* layout (packed by construction, checked
+ * with _Static_assert); code outside proto/ never touches them directly but
+ * goes through the host-order views and encode/decode/validate functions at
+ * the bottom of this file.  docs/protocol.md is the normative description.
+ */
+#ifndef RBLK_PROTO_RBLK_PROTO_H
+#define RBLK_PROTO_RBLK_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RBLK_PROTO_VERSION	1
+#define RBLK_DEFAULT_TCP_PORT	4420	/* same well-known number as NVMe-oF */
+#define RBLK_DEFAULT_RDMA_PORT	4421
+
+#define RBLK_NAME_MAX		64	/* volume and host names, incl. NUL */
+#define RBLK_NONCE_LEN		32
+#define RBLK_MAC_LEN		32	/* HMAC-SHA-256 */
+
+/* Limits the target enforces; a peer that asks for more is refused. */
+#define RBLK_MAX_QUEUE_DEPTH	1024
+#define RBLK_MAX_IO_SIZE	(1u << 20)	/* 1 MiB per command */
+#define RBLK_MAX_SGE		16		/* keyed descriptors per command */
+#define RBLK_MAX_INLINE		(64u << 10)
+#define RBLK_DEFAULT_INLINE	4096
+#define RBLK_MAX_PDU		(RBLK_MAX_IO_SIZE + 4096)
+
+/* ---- PDU header: first 8 bytes of every message ------------------------ */
+
+enum rblk_pdu_type {
+	RBLK_PDU_LOGIN		= 1,	/* initiator -> target */
+	RBLK_PDU_LOGIN_RSP	= 2,	/* target -> initiator */
+	RBLK_PDU_CMD		= 3,	/* initiator -> target */
+	RBLK_PDU_RSP		= 4,	/* target -> initiator */
+	RBLK_PDU_DISCOVER	= 5,	/* initiator -> target */
+	RBLK_PDU_DISCOVER_RSP	= 6,	/* target -> initiator */
+};
+
+struct rblk_wire_hdr {
+	uint8_t  type;		/* enum rblk_pdu_type */
+	uint8_t  version;	/* RBLK_PROTO_VERSION */
+	uint16_t rsvd;		/* must be 0 */
+	uint32_t length;	/* whole PDU in bytes, header included */
+};
+_Static_assert(sizeof(struct rblk_wire_hdr) == 8, "wire hdr size");
+
+/* ---- status codes (16 bit on the wire) -------------------------------- */
+
+enum rblk_status {
+	RBLK_S_OK		= 0,
+	RBLK_S_INVALID_OPCODE	= 1,	/* unknown opcode or PDU type */
+	RBLK_S_INVALID_FIELD	= 2,	/* reserved bit set, bad flags, bad sizes */
+	RBLK_S_OUT_OF_RANGE	= 3,	/* offset+length beyond the volume */
+	RBLK_S_MISALIGNED	= 4,	/* offset/length not block multiples */
+	RBLK_S_TOO_LARGE	= 5,	/* length above max I/O or SGL above limits */
+	RBLK_S_READ_ONLY	= 6,	/* write-class command on a read-only volume */
+	RBLK_S_NOT_SUPPORTED	= 7,	/* volume cannot do this command */
+	RBLK_S_IO_ERROR		= 8,	/* backing store failed */
+	RBLK_S_NO_SUCH_VOLUME	= 9,
+	RBLK_S_ACCESS_DENIED	= 10,	/* host not allowed on this volume */
+	RBLK_S_AUTH_REQUIRED	= 11,	/* LOGIN_RSP carries a nonce; retry with MAC */
+	RBLK_S_AUTH_FAILED	= 12,
+	RBLK_S_BAD_VERSION	= 13,
+	RBLK_S_BAD_TAG		= 14,	/* tag out of range or already in flight */
+	RBLK_S_REMOTE_ACCESS	= 15,	/* RDMA transfer to/from initiator failed */
+	RBLK_S_NO_RESOURCES	= 16,	/* target out of memory/buffers */
+	RBLK_S_SHUTTING_DOWN	= 17,	/* target is stopping; command not run */
+	RBLK_S_NOT_LOGGED_IN	= 18,	/* command before a successful LOGIN */
+	RBLK_S__MAX
+};
+
+/* Returns a static, human-readable name for a status ("out of range"). */
+const char *rblk_status_str(int status);
+/* Maps a status to the closest -errno for block-layer users (0 for OK). */
+int rblk_status_to_errno(int status);
+
+/* ---- LOGIN / LOGIN_RSP ------------------------------------------------- */
+
+/* LOGIN flags */
+#define RBLK_LOGIN_F_DATA_DIGEST	(1u << 0)	/* reserved for crc32c digests */
+
+struct rblk_wire_login {
+	struct rblk_wire_hdr hdr;
+	uint32_t magic;			/* RBLK_MAGIC */
+	uint16_t queue_id;		/* 0..n-1, informational */
+	uint16_t queue_depth;		/* wanted; target may lower it */
+	uint32_t flags;			/* must be 0 in version 1 */
+	uint32_t rsvd;
+	char     volume[RBLK_NAME_MAX];	/* NUL-terminated, NUL-padded */
+	char     host[RBLK_NAME_MAX];	/* NUL-terminated, NUL-padded */
+	uint8_t  auth_mac[RBLK_MAC_LEN];	/* zero unless answering a challenge */
+	uint8_t  rsvd2[32];
+};
+_Static_assert(sizeof(struct rblk_wire_login) == 232, "login size");
+
+#define RBLK_MAGIC	0x6b6c6272u	/* "rblk" in little-endian bytes */
+
+/* Volume capability flags in LOGIN_RSP. */
+#define RBLK_VOL_F_READ_ONLY	(1u << 0)
+#define RBLK_VOL_F_FLUSH	(1u << 1)	/* FLUSH is meaningful (volatile cache) */
+#define RBLK_VOL_F_FUA		(1u << 2)
+#define RBLK_VOL_F_DISCARD	(1u << 3)
+#define RBLK_VOL_F_WRITE_ZEROES	(1u << 4)
+#define RBLK_VOL_F__ALL		0x1fu
+
+struct rblk_wire_login_rsp {
+	struct rblk_wire_hdr hdr;
+	uint16_t status;		/* enum rblk_status */
+	uint16_t queue_depth;		/* granted depth (<= asked) */
+	uint32_t vol_flags;		/* RBLK_VOL_F_* */
+	uint64_t size;			/* volume size in bytes */
+	uint32_t block_size;		/* logical block size: 512 or 4096 */
+	uint32_t max_io;		/* bytes per command */
+	uint32_t inline_size;		/* max WRITE bytes carried in the capsule */
+	uint16_t max_sge;		/* keyed descriptors per command */
+	uint16_t rsvd;
+	uint64_t session_id;
+	uint8_t  nonce[RBLK_NONCE_LEN];	/* set with RBLK_S_AUTH_REQUIRED */
+	uint8_t  rsvd2[16];
+};
+_Static_assert(sizeof(struct rblk_wire_login_rsp) == 104, "login rsp size");
+
+/* ---- command capsule -------------------------------------------------- */
+
+enum rblk_opcode {
+	RBLK_OP_READ		= 1,
+	RBLK_OP_WRITE		= 2,
+	RBLK_OP_FLUSH		= 3,
+	RBLK_OP_DISCARD		= 4,
+	RBLK_OP_WRITE_ZEROES	= 5,
+};
+
+#define RBLK_CMD_F_FUA		(1u << 0)	/* WRITE/WRITE_ZEROES: durable before reply */
+#define RBLK_CMD_F__ALL		0x1u
+
+/*
+ * A command is this fixed 64-byte capsule, followed by nsge keyed
+ * descriptors, followed by inline WRITE data (hdr.length tells how much).
+ */
+struct rblk_wire_cmd {
+	struct rblk_wire_hdr hdr;
+	uint8_t  opcode;		/* enum rblk_opcode */
+	uint8_t  flags;			/* RBLK_CMD_F_* */
+	uint16_t nsge;			/* descriptors following the capsule */
+	uint32_t tag;			/* < negotiated queue depth */
+	uint64_t offset;		/* bytes, block aligned */
+	uint32_t length;		/* bytes, block aligned; 0 for FLUSH */
+	uint32_t rsvd0;
+	uint64_t rsvd[4];		/* must be 0 */
+};
+_Static_assert(sizeof(struct rblk_wire_cmd) == 64, "cmd size");
+
+/* Keyed descriptor: a piece of initiator memory the target may RDMA. */
+struct rblk_wire_sge {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t length;
+};
+_Static_assert(sizeof(struct rblk_wire_sge) == 16, "sge size");
+
+/* Response; on TCP the data of a successful READ follows it. */
+struct rblk_wire_rsp {
+	struct rblk_wire_hdr hdr;
+	uint32_t tag;
+	uint16_t status;		/* enum rblk_status */
+	uint16_t rsvd;
+	uint64_t value;			/* bytes transferred, 0 for no-data ops */
+};
+_Static_assert(sizeof(struct rblk_wire_rsp) == 24, "rsp size");
+
+/* ---- DISCOVER / DISCOVER_RSP ----------------------------------------- */
+
+struct rblk_wire_discover {
+	struct rblk_wire_hdr hdr;
+	uint32_t magic;
+	uint32_t rsvd;
+	char     host[RBLK_NAME_MAX];
+};
+_Static_assert(sizeof(struct rblk_wire_discover) == 80, "discover size");
+
+struct rblk_wire_discover_entry {
+	char     volume[RBLK_NAME_MAX];
+	uint64_t size;
+	uint32_t vol_flags;
+	uint32_t block_size;
+};
+_Static_assert(sizeof(struct rblk_wire_discover_entry) == 80, "disc entry");
+
+struct rblk_wire_discover_rsp {
+	struct rblk_wire_hdr hdr;
+	uint16_t status;
+	uint16_t count;			/* entries following */
+	uint32_t rsvd;
+};
+_Static_assert(sizeof(struct rblk_wire_discover_rsp) == 16, "disc rsp");
+
+#define RBLK_DISCOVER_MAX	256
+
+/* ---- host-order views -------------------------------------------------- */
+
+struct rblk_login {
+	uint16_t queue_id;
+	uint16_t queue_depth;
+	uint32_t flags;
+	char     volume[RBLK_NAME_MAX];
+	char     host[RBLK_NAME_MAX];
+	uint8_t  auth_mac[RBLK_MAC_LEN];
+	int      has_mac;		/* decode: auth_mac is not all zero */
+};
+
+struct rblk_login_rsp {
+	uint16_t status;
+	uint16_t queue_depth;
+	uint32_t vol_flags;
+	uint64_t size;
+	uint32_t block_size;
+	uint32_t max_io;
+	uint32_t inline_size;
+	uint16_t max_sge;
+	uint64_t session_id;
+	uint8_t  nonce[RBLK_NONCE_LEN];
+};
+
+struct rblk_sge {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t length;
+};
+
+struct rblk_cmd {
+	uint8_t  opcode;
+	uint8_t  flags;
+	uint16_t nsge;
+	uint32_t tag;
+	uint64_t offset;
+	uint32_t length;
+	uint32_t inline_len;		/* decode: bytes of inline data present */
+};
+
+struct rblk_rsp {
+	uint32_t tag;
+	uint16_t status;
+	uint64_t value;
+};
+
+struct rblk_discover_entry {
+	char     volume[RBLK_NAME_MAX];
+	uint64_t size;
+	uint32_t vol_flags;
+	uint32_t block_size;
+};
+
+/* ---- encode / decode / validate -------------------------------------- */
+
+/*
+ * Encoders write the wire form into buf (which must hold the fixed struct)
+ * and return the number of bytes written.  They never fail: the caller
+ * passes sane values, and validation happens on the receiving side.
+ */
+size_t rblk_encode_login(void *buf, const struct rblk_login *l);
+size_t rblk_encode_login_rsp(void *buf, const struct rblk_login_rsp *r);
+/* total_len = capsule + nsge descriptors + inline bytes that will follow. */
+size_t rblk_encode_cmd(void *buf, const struct rblk_cmd *c, uint32_t total_len);
+size_t rblk_encode_sge(void *buf, const struct rblk_sge *s);
+/* data_len = READ data that follows the response (TCP), else 0. */
+size_t rblk_encode_rsp(void *buf, const struct rblk_rsp *r, uint32_t data_len);
+size_t rblk_encode_discover(void *buf, const char *host);
+size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count);
+size_t rblk_encode_discover_entry(void *buf, const struct rblk_discover_entry *e);
+
+/*
+ * Header check: type known, version supported, reserved zero, length within
+ * [fixed size of that type, max_len].  Returns RBLK_S_OK or the status to
+ * report; *type and *length are filled whenever the 8 bytes were readable.
+ */
+int rblk_decode_hdr(const void *buf, size_t avail, uint32_t max_len,
+		    uint8_t *type, uint32_t *length);
+
+/* Fixed size of a PDU type's leading struct, 0 for an unknown type. */
+size_t rblk_pdu_fixed_size(uint8_t type);
+
+/*
+ * Decoders take a whole PDU (len = hdr.length bytes) that passed
+ * rblk_decode_hdr, check every field that can be checked without knowing
+ * the volume, and return RBLK_S_OK or the status to report.
+ */
+int rblk_decode_login(const void *buf, size_t len, struct rblk_login *l);
+int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r);
+int rblk_decode_rsp(const void *buf, size_t len, struct rblk_rsp *r);
+int rblk_decode_discover(const void *buf, size_t len, char *host);
+int rblk_decode_discover_rsp(const void *buf, size_t len, uint16_t *status,
+			     uint16_t *count);
+int rblk_decode_discover_entry(const void *buf, struct rblk_discover_entry *e);
+
+/*
+ * Command decode: fixed fields, opcode, flags valid for the opcode, reserved
+ * zero, nsge <= limits->max_sge, tag < limits->queue_depth, inline data only
+ * on WRITE and only up to limits->inline_size and exactly == length when
+ * present, length <= max_io.  Descriptors are decoded into sgl (array of
+ * limits->max_sge); their lengths must add up to cmd->length for READ/WRITE
+ * without inline data.  On TCP (limits->tcp), WRITE data is always inline
+ * (any size up to max_io) and nsge must be 0.
+ */
+struct rblk_cmd_limits {
+	uint32_t queue_depth;
+	uint32_t max_io;
+	uint32_t inline_size;
+	uint16_t max_sge;
+	int      tcp;
+};
+int rblk_decode_cmd(const void *buf, size_t len,
+		    const struct rblk_cmd_limits *limits,
+		    struct rblk_cmd *c, struct rblk_sge *sgl);
+
+/*
+ * Volume-level check of a decoded command: alignment to block_size,
+ * offset+length inside size (no overflow), write-class commands on a
+ * read-only volume, commands the volume cannot do.  FLUSH is never range
+ * checked.  Returns RBLK_S_OK or the status to report.
+ */
+int rblk_check_cmd_range(const struct rblk_cmd *c, uint64_t size,
+			 uint32_t block_size, uint32_t vol_flags);
+
+/* Name of an opcode ("READ"), "?" when unknown. */
+const char *rblk_opcode_str(int opcode);
+
+/* Returns 0 when name is a valid volume/host name: 1..63 bytes of
+ * [A-Za-z0-9._:-], not "." or "..", not starting with '-'; else -EINVAL. */
+int rblk_name_valid(const char *name);
+
+#endif /* RBLK_PROTO_RBLK_PROTO_H */

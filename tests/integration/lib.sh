@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for host integration tests (sourced, not run).
+# Every test: source this, call the require_* it needs (each exits 77 with a
+# one-line reason when something is missing), use start_target, and rely on
+# the EXIT trap to stop what it started and remove its temp dir.
+set -u
+
+RBLK_ROOT=${RBLK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+RBLK_BUILD=${RBLK_BUILD:-$RBLK_ROOT/build}
+TARGET_BIN=$RBLK_BUILD/rblk-target
+FIO_ENGINE=$RBLK_BUILD/rblk-fio.so
+# The fio binary the engine was proven against (tools/fio/fio.mk writes it).
+FIO_BIN=$(cat "$RBLK_BUILD/fio-bin" 2>/dev/null || command -v fio || echo fio)
+
+T=$(mktemp -d /tmp/rblk-test.XXXXXX)
+_cleanup_pids=()
+_cleanup() {
+	local p
+	for p in "${_cleanup_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${_cleanup_pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap _cleanup EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+log()  { echo "--- $*"; }
+
+require_target()    { [ -x "$TARGET_BIN" ] || skip "$TARGET_BIN not built"; }
+require_fio_engine() {
+	[ -f "$FIO_ENGINE" ] || skip "fio engine not built (fio source missing: see tools/fio/README.md)"
+	command -v "$FIO_BIN" >/dev/null 2>&1 || [ -x "$FIO_BIN" ] || skip "no fio binary"
+}
+
+# A free TCP port on loopback (asks the kernel, then releases it).
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	return 1
+}
+
+# wait_port PORT [SECONDS]: until something accepts on 127.0.0.1:PORT.
+wait_port() {
+	local port=$1 secs=${2:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# start_target CONF [extra args]: runs rblk-target in the background with its
+# log in $T/target.log; sets TARGET_PID; waits until the TCP port listens
+# (PORT must be set to the config's port).
+start_target() {
+	local conf=$1; shift
+	"$TARGET_BIN" --config "$conf" "$@" >>"$T/target.log" 2>&1 &
+	TARGET_PID=$!
+	_cleanup_pids+=("$TARGET_PID")
+	wait_port "$PORT" 10 || { cat "$T/target.log"; fail "target did not listen on $PORT"; }
+}
+
+# stop_target [SIGNAL]: signals the target, waits up to 5 s; fails if it
+# does not exit in time.  Leaves the exit status in TARGET_RC.
+stop_target() {
+	local sig=${1:-TERM} i
+	kill "-$sig" "$TARGET_PID" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$TARGET_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$TARGET_PID" 2>/dev/null && fail "target still running 5 s after SIG$sig"
+	wait "$TARGET_PID"; TARGET_RC=$?
+}
+
+# write_conf FILE BACKEND VOLFILE [SIZE]: one-volume config on 127.0.0.1:$PORT.
+write_conf() {
+	local conf=$1 backend=$2 file=$3 size=${4:-256M}
+	cat >"$conf" <<CONF
+[target]
+listen_tcp = 127.0.0.1:$PORT
+reactors = 2
+
+[volume vol0]
+path = $file
+size = $size
+backend = $backend
+CONF
+}
+
+# run_fio ARGS...: fio through the rblk engine against 127.0.0.1:$PORT.
+run_fio() {
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+		--verify_state_save=0 "$@"
+}
