@@ -94,7 +94,7 @@ struct rblk_wire_login {
 	uint8_t  auth_mac[RBLK_MAC_LEN];	/* zero unless answering a challenge */
 	uint8_t  rsvd2[32];
 };
-_Static_assert(sizeof(struct rblk_wire_login) == 232, "login size");
+_Static_assert(sizeof(struct rblk_wire_login) == 216, "login size");
 
 #define RBLK_MAGIC	0x6b6c6272u	/* "rblk" in little-endian bytes */
 
@@ -121,7 +121,7 @@ struct rblk_wire_login_rsp {
 	uint8_t  nonce[RBLK_NONCE_LEN];	/* set with RBLK_S_AUTH_REQUIRED */
 	uint8_t  rsvd2[16];
 };
-_Static_assert(sizeof(struct rblk_wire_login_rsp) == 104, "login rsp size");
+_Static_assert(sizeof(struct rblk_wire_login_rsp) == 96, "login rsp size");
 
 /* ---- command capsule -------------------------------------------------- */
 
