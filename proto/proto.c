@@ -23,9 +23,10 @@ static void put_hdr(struct rblk_wire_hdr *h, uint8_t type, uint32_t length)
 /* Copies a host string into a fixed NUL-padded wire field (truncating). */
 static void put_name(char *dst, const char *src)
 {
+	size_t n = src ? strnlen(src, RBLK_NAME_MAX - 1) : 0;
+
 	memset(dst, 0, RBLK_NAME_MAX);
-	if (src)
-		strncpy(dst, src, RBLK_NAME_MAX - 1);
+	memcpy(dst, src ? src : "", n);
 }
 
 /* A wire name must be NUL-terminated inside its field and valid. */
