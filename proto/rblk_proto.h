@@ -331,4 +331,40 @@ const char *rblk_opcode_str(int opcode);
  * [A-Za-z0-9._:-], not "." or "..", not starting with '-'; else -EINVAL. */
 int rblk_name_valid(const char *name);
 
+/* ---- RDMA CM private data (proto/rdma_wire.c) ------------------------ */
+
+/*
+ * Carried in rdma_connect (initiator: queue id, wanted depth), rdma_accept
+ * (target: granted depth, status 0) and rdma_reject (target: status says
+ * why).  An RC connect request has room for 56 bytes only; the CM may pad
+ * what arrives, so decoders accept len >= sizeof and ignore the tail.
+ */
+struct rblk_wire_rdma_cm {
+	uint32_t magic;			/* RBLK_MAGIC */
+	uint8_t  version;		/* RBLK_PROTO_VERSION */
+	uint8_t  rsvd0;
+	uint16_t queue_id;
+	uint16_t queue_depth;		/* 1..RBLK_MAX_QUEUE_DEPTH */
+	uint16_t status;		/* enum rblk_status; 0 unless rejecting */
+	uint32_t rsvd[2];		/* must be 0 */
+};
+_Static_assert(sizeof(struct rblk_wire_rdma_cm) == 20, "rdma cm size");
+_Static_assert(sizeof(struct rblk_wire_rdma_cm) <= 56, "fits RC connect");
+
+struct rblk_rdma_cm {
+	uint16_t queue_id;
+	uint16_t queue_depth;
+	uint16_t status;
+};
+
+/* Writes the wire form into buf (sizeof(struct rblk_wire_rdma_cm) bytes). */
+size_t rblk_encode_rdma_cm(void *buf, const struct rblk_rdma_cm *p);
+/*
+ * Checks magic (RBLK_S_INVALID_FIELD), version (RBLK_S_BAD_VERSION),
+ * reserved zero, status known; queue_depth in 1..RBLK_MAX_QUEUE_DEPTH unless
+ * status is non-zero (a reject carries no depth).  Returns RBLK_S_OK or the
+ * status to report.
+ */
+int rblk_decode_rdma_cm(const void *buf, size_t len, struct rblk_rdma_cm *p);
+
 #endif /* RBLK_PROTO_RBLK_PROTO_H */
