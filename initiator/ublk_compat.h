@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ublk constants newer than Debian 12's <linux/ublk_cmd.h> (the 6.1 header).
+ * The VM runs 6.12; features are still probed at run time with
+ * GET_FEATURES, so these only give names to numbers the kernel may or may
+ * not understand.  Struct layouts did not change between 6.1 and 6.12.
+ */
+#ifndef RBLK_INITIATOR_UBLK_COMPAT_H
+#define RBLK_INITIATOR_UBLK_COMPAT_H
+
+#include <linux/ioctl.h>
+#include <linux/ublk_cmd.h>
+
+/* Control commands in the ioctl encoding (UBLK_F_CMD_IOCTL_ENCODE). */
+#ifndef UBLK_U_CMD_GET_DEV_INFO
+#define UBLK_U_CMD_GET_DEV_INFO	\
+	((__u32)_IOR('u', UBLK_CMD_GET_DEV_INFO, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_ADD_DEV	\
+	((__u32)_IOWR('u', UBLK_CMD_ADD_DEV, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_DEL_DEV	\
+	((__u32)_IOWR('u', UBLK_CMD_DEL_DEV, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_START_DEV	\
+	((__u32)_IOWR('u', UBLK_CMD_START_DEV, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_STOP_DEV	\
+	((__u32)_IOWR('u', UBLK_CMD_STOP_DEV, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_SET_PARAMS	\
+	((__u32)_IOWR('u', UBLK_CMD_SET_PARAMS, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_GET_PARAMS	\
+	((__u32)_IOR('u', UBLK_CMD_GET_PARAMS, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_START_USER_RECOVERY	\
+	((__u32)_IOWR('u', UBLK_CMD_START_USER_RECOVERY, struct ublksrv_ctrl_cmd))
+#define UBLK_U_CMD_END_USER_RECOVERY	\
+	((__u32)_IOWR('u', UBLK_CMD_END_USER_RECOVERY, struct ublksrv_ctrl_cmd))
+#endif
+
+#ifndef UBLK_CMD_GET_FEATURES
+#define UBLK_CMD_GET_FEATURES	0x13
+#endif
+#ifndef UBLK_U_CMD_GET_FEATURES
+#define UBLK_U_CMD_GET_FEATURES	\
+	((__u32)_IOR('u', UBLK_CMD_GET_FEATURES, struct ublksrv_ctrl_cmd))
+#endif
+
+/* I/O commands in the ioctl encoding. */
+#ifndef UBLK_U_IO_FETCH_REQ
+#define UBLK_U_IO_FETCH_REQ	\
+	((__u32)_IOWR('u', UBLK_IO_FETCH_REQ, struct ublksrv_io_cmd))
+#define UBLK_U_IO_COMMIT_AND_FETCH_REQ	\
+	((__u32)_IOWR('u', UBLK_IO_COMMIT_AND_FETCH_REQ, struct ublksrv_io_cmd))
+#endif
+
+/* Device flags added after 6.1. */
+#ifndef UBLK_F_UNPRIVILEGED_DEV
+#define UBLK_F_UNPRIVILEGED_DEV	(1ULL << 5)
+#endif
+#ifndef UBLK_F_CMD_IOCTL_ENCODE
+#define UBLK_F_CMD_IOCTL_ENCODE	(1ULL << 6)
+#endif
+#ifndef UBLK_F_USER_COPY
+#define UBLK_F_USER_COPY	(1ULL << 7)
+#endif
+#ifndef UBLK_F_ZONED
+#define UBLK_F_ZONED		(1ULL << 8)
+#endif
+
+#ifndef UBLK_PARAM_TYPE_DEVT
+#define UBLK_PARAM_TYPE_DEVT	(1 << 2)
+#endif
+
+/* Size of one queue's slot in the descriptor mmap area (max depth). */
+#define INI_UBLK_DESC_AREA	\
+	((((UBLK_MAX_QUEUE_DEPTH) * sizeof(struct ublksrv_io_desc)) + 4095) & ~4095UL)
+
+#endif /* RBLK_INITIATOR_UBLK_COMPAT_H */
