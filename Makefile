@@ -102,7 +102,7 @@ unit-tests: $(UNIT_BINS) $(TOOL_BINS)
 -include tools/fio/fio.mk
 
 test: all unit-tests $(FIO_ENGINE)
-	BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run
 
 bench: all $(FIO_ENGINE)
 	BUILD=$(BUILD) tools/bench/run-bench
