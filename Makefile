@@ -11,10 +11,15 @@
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+SANITIZE ?= 0
+# Sanitizer builds get their own tree so objects never mix.
+ifeq ($(SANITIZE),1)
+BUILD    ?= build-san
+else
 BUILD    ?= build
+endif
 CC       ?= cc
 WERROR   ?= 1
-SANITIZE ?= 0
 
 PKGS := liburing libibverbs librdmacm json-c libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -114,6 +119,6 @@ install: all
 	$(if $(FIO_ENGINE),install -d $(DESTDIR)$(PREFIX)/lib/rblk && install -m 0755 $(FIO_ENGINE) $(DESTDIR)$(PREFIX)/lib/rblk/)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf build build-san
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
