@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblk client queue core: transport selection, LOGIN (and the place where the
+ * auth challenge is answered), tag allocation, completion list, and the
+ * policy that anything malformed from the target kills the queue and fails
+ * every outstanding I/O.  The bytes themselves move in client_tcp.c /
+ * client_rdma.c behind struct rblk_client_transport_ops.
+ */
+#include "rblk_client.h"
+#include "client_transport.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_DEPTH		128
+#define DEFAULT_TIMEOUT_MS	10000
+
+/*
+ * Transport registry.  client_rdma.c (built where librdmacm is) adds
+ * &rblk_client_rdma_ops here.
+ */
+static const struct rblk_client_transport_ops *const transports[] = {
+	&rblk_client_tcp_ops,
+};
+
+struct rblk_queue {
+	const struct rblk_client_transport_ops *ops;
+	struct rblk_client_conn *conn;
+	struct rblk_volume_info info;
+	unsigned depth;			/* granted */
+	int dead;			/* connection failed; no more submits */
+	int err;			/* -errno that killed it */
+
+	/* tag -> I/O, NULL when the tag is free.  A tag stays taken from
+	 * submit until the I/O is reaped, so sent-but-unreaped <= depth and
+	 * the done ring can never overflow. */
+	struct rblk_io **slot;
+	uint32_t *free_tags;		/* stack of free tags */
+	unsigned nfree;
+	unsigned *busy;			/* per tag: 1 = sent, waiting for the RSP */
+
+	struct rblk_io **done;		/* FIFO ring of completed, unreaped I/Os */
+	unsigned done_head, done_count;
+};
+
+static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const struct rblk_client_transport_ops *find_transport(const char *name)
+{
+	if (!name || !*name)
+		name = "tcp";
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (!strcmp(transports[i]->name, name))
+			return transports[i];
+	return NULL;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until deadline (>= 0), or -1 when deadline is -1. */
+static int left_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - now_ms();
+	return left > 0 ? (int)left : 0;
+}
+
+/* The host name sent in LOGIN/DISCOVER: the option, else gethostname(). */
+static int pick_hostname(const struct rblk_client_opts *opts,
+			 char host[RBLK_NAME_MAX], char *errbuf, size_t errlen)
+{
+	char buf[256];
+
+	if (opts->hostname && *opts->hostname) {
+		if (strlen(opts->hostname) >= RBLK_NAME_MAX ||
+		    rblk_name_valid(opts->hostname)) {
+			set_err(errbuf, errlen, "invalid host name '%s'", opts->hostname);
+			return -EINVAL;
+		}
+		strcpy(host, opts->hostname);
+		return 0;
+	}
+	if (gethostname(buf, sizeof(buf)) < 0)
+		strcpy(buf, "localhost");
+	buf[sizeof(buf) - 1] = '\0';
+	if (strlen(buf) >= RBLK_NAME_MAX || rblk_name_valid(buf)) {
+		set_err(errbuf, errlen,
+			"this machine's name '%s' is not a valid rblk host name; set hostname",
+			buf);
+		return -EINVAL;
+	}
+	strcpy(host, buf);
+	return 0;
+}
+
+/* Connects with the transport named in opts; fills *opsp and *connp. */
+static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
+		     const struct rblk_client_transport_ops **opsp,
+		     struct rblk_client_conn **connp, char *errbuf, size_t errlen)
+{
+	const struct rblk_client_transport_ops *ops = find_transport(opts->transport);
+	struct rblk_client_conn_params p;
+	int ret;
+
+	if (!ops) {
+		set_err(errbuf, errlen, "unknown or unavailable transport '%s'",
+			opts->transport);
+		return -EPROTONOSUPPORT;
+	}
+	if (!opts->host || !*opts->host) {
+		set_err(errbuf, errlen, "no target host given");
+		return -EINVAL;
+	}
+	p = (struct rblk_client_conn_params) {
+		.host = opts->host,
+		.port = opts->port && *opts->port ? opts->port : ops->default_port,
+		.queue_id = (uint16_t)opts->queue_id,
+		.queue_depth = (uint16_t)depth,
+		.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS,
+	};
+	ret = ops->connect(&p, connp, errbuf, errlen);
+	if (ret)
+		return ret;
+	*opsp = ops;
+	return 0;
+}
+
+/* Maps a LOGIN refusal to -errno, with a reason for the user. */
+static int login_refused(const struct rblk_client_opts *opts, int status,
+			 char *errbuf, size_t errlen)
+{
+	set_err(errbuf, errlen, "target refused login to volume '%s': %s",
+		opts->volume, rblk_status_str(status));
+	switch (status) {
+	case RBLK_S_NO_SUCH_VOLUME:	return -ENOENT;
+	case RBLK_S_ACCESS_DENIED:
+	case RBLK_S_AUTH_FAILED:
+	case RBLK_S_AUTH_REQUIRED:	return -EACCES;
+	case RBLK_S_BAD_VERSION:	return -EPROTO;
+	default: {
+		int e = rblk_status_to_errno(status);
+		return e ? e : -EIO;
+	}
+	}
+}
+
+/*
+ * Answers an RBLK_S_AUTH_REQUIRED challenge: fills login->auth_mac from the
+ * secret in opts->secret_file and the nonce in rsp.  Authentication lands in
+ * a later change (initiator/client/auth.c); until then a volume with a
+ * secret cannot be used and the user is told why.
+ */
+static int answer_challenge(const struct rblk_client_opts *opts,
+			    struct rblk_login *login,
+			    const struct rblk_login_rsp *rsp,
+			    char *errbuf, size_t errlen)
+{
+	(void)login;
+	(void)rsp;
+	if (!opts->secret_file) {
+		set_err(errbuf, errlen,
+			"volume '%s' requires authentication: give a secret_file",
+			opts->volume);
+		return -EACCES;
+	}
+	set_err(errbuf, errlen,
+		"volume '%s' requires authentication, not supported by this client yet",
+		opts->volume);
+	return -EOPNOTSUPP;
+}
+
+/* One LOGIN -> LOGIN_RSP round trip within deadline. */
+static int login_round(const struct rblk_client_transport_ops *ops,
+		       struct rblk_client_conn *conn, const struct rblk_login *l,
+		       struct rblk_login_rsp *rsp, int64_t deadline,
+		       char *errbuf, size_t errlen)
+{
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	uint8_t out[sizeof(struct rblk_wire_login)];
+	size_t len = rblk_encode_login(out, l);
+	int ret, st;
+
+	ret = ops->send_msg(conn, out, len, left_ms(deadline));
+	if (ret) {
+		set_err(errbuf, errlen, "sending LOGIN: %s", strerror(-ret));
+		return ret;
+	}
+	ret = ops->recv_msg(conn, buf, sizeof(buf), left_ms(deadline));
+	if (ret < 0) {
+		set_err(errbuf, errlen, "waiting for LOGIN_RSP: %s",
+			ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
+		return ret;
+	}
+	st = rblk_decode_login_rsp(buf, (size_t)ret, rsp);
+	if (st != RBLK_S_OK) {
+		set_err(errbuf, errlen, "malformed LOGIN_RSP from target: %s",
+			rblk_status_str(st));
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
+		    unsigned want_depth, int64_t deadline,
+		    char *errbuf, size_t errlen)
+{
+	struct rblk_login l;
+	struct rblk_login_rsp rsp;
+	int ret;
+
+	memset(&l, 0, sizeof(l));
+	l.queue_id = (uint16_t)opts->queue_id;
+	l.queue_depth = (uint16_t)want_depth;
+	strcpy(l.volume, opts->volume);
+	ret = pick_hostname(opts, l.host, errbuf, errlen);
+	if (ret)
+		return ret;
+
+	ret = login_round(q->ops, q->conn, &l, &rsp, deadline, errbuf, errlen);
+	if (ret)
+		return ret;
+	if (rsp.status == RBLK_S_AUTH_REQUIRED) {
+		ret = answer_challenge(opts, &l, &rsp, errbuf, errlen);
+		if (ret)
+			return ret;
+		ret = login_round(q->ops, q->conn, &l, &rsp, deadline, errbuf, errlen);
+		if (ret)
+			return ret;
+	}
+	if (rsp.status != RBLK_S_OK)
+		return login_refused(opts, rsp.status, errbuf, errlen);
+	if (rsp.queue_depth > want_depth) {
+		set_err(errbuf, errlen, "target granted depth %u > asked %u",
+			rsp.queue_depth, want_depth);
+		return -EPROTO;
+	}
+	q->info = (struct rblk_volume_info) {
+		.size = rsp.size,
+		.block_size = rsp.block_size,
+		.max_io = rsp.max_io,
+		.inline_size = rsp.inline_size,
+		.vol_flags = rsp.vol_flags,
+		.queue_depth = rsp.queue_depth,
+		.max_sge = rsp.max_sge,
+		.session_id = rsp.session_id,
+	};
+	return 0;
+}
+
+static int alloc_tags(struct rblk_queue *q, unsigned depth)
+{
+	q->depth = depth;
+	q->slot = calloc(depth, sizeof(*q->slot));
+	q->free_tags = calloc(depth, sizeof(*q->free_tags));
+	q->busy = calloc(depth, sizeof(*q->busy));
+	q->done = calloc(depth, sizeof(*q->done));
+	if (!q->slot || !q->free_tags || !q->busy || !q->done)
+		return -ENOMEM;
+	/* Hand out low tags first: easier to read in traces. */
+	for (unsigned i = 0; i < depth; i++)
+		q->free_tags[i] = depth - 1 - i;
+	q->nfree = depth;
+	return 0;
+}
+
+static void free_queue(struct rblk_queue *q)
+{
+	free(q->slot);
+	free(q->free_tags);
+	free(q->busy);
+	free(q->done);
+	free(q);
+}
+
+int rblk_queue_open(const struct rblk_client_opts *opts,
+		    struct rblk_queue **qp, struct rblk_volume_info *info,
+		    char *errbuf, size_t errlen)
+{
+	unsigned want = opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
+	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	int64_t deadline = now_ms() + timeout;
+	struct rblk_client_geometry g;
+	struct rblk_queue *q;
+	int ret;
+
+	set_err(errbuf, errlen, "no error");
+	if (!opts->volume || strlen(opts->volume) >= RBLK_NAME_MAX ||
+	    rblk_name_valid(opts->volume)) {
+		set_err(errbuf, errlen, "invalid volume name '%s'",
+			opts->volume ? opts->volume : "");
+		return -EINVAL;
+	}
+	if (want > RBLK_MAX_QUEUE_DEPTH) {
+		set_err(errbuf, errlen, "queue depth %u above the maximum %u",
+			want, RBLK_MAX_QUEUE_DEPTH);
+		return -EINVAL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		set_err(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = open_conn(opts, want, &q->ops, &q->conn, errbuf, errlen);
+	if (ret)
+		goto out_free_queue;
+	ret = do_login(opts, q, want, deadline, errbuf, errlen);
+	if (ret)
+		goto out_close_conn;
+	ret = alloc_tags(q, q->info.queue_depth);
+	if (ret) {
+		set_err(errbuf, errlen, "out of memory");
+		goto out_close_conn;
+	}
+	g = (struct rblk_client_geometry) {
+		.queue_depth = q->info.queue_depth,
+		.max_io = q->info.max_io,
+		.inline_size = q->info.inline_size,
+		.max_sge = q->info.max_sge,
+	};
+	ret = q->ops->start(q->conn, &g);
+	if (ret) {
+		set_err(errbuf, errlen, "starting %s queue: %s", q->ops->name,
+			strerror(-ret));
+		goto out_close_conn;
+	}
+	RBLK_DBG(RBLK_DBG_CONN, "queue %u: logged in to '%s' via %s, depth %u",
+		 opts->queue_id, opts->volume, q->ops->name, q->depth);
+	*qp = q;
+	if (info)
+		*info = q->info;
+	return 0;
+
+out_close_conn:
+	q->ops->close(q->conn);
+out_free_queue:
+	free_queue(q);
+	return ret;
+}
+
+/* Moves every sent, unanswered I/O to the done ring with status. */
+static void fail_inflight(struct rblk_queue *q, int status)
+{
+	for (unsigned t = 0; t < q->depth; t++) {
+		struct rblk_io *io = q->slot[t];
+
+		if (!io || !q->busy[t])
+			continue;
+		q->busy[t] = 0;
+		io->status = status;
+		io->error = rblk_status_to_errno(status);
+		q->done[(q->done_head + q->done_count) % q->depth] = io;
+		q->done_count++;
+	}
+}
+
+/* The connection is unusable: fail everything outstanding, keep q around
+ * so the caller can reap those I/Os. */
+static void kill_queue(struct rblk_queue *q, int err)
+{
+	if (q->dead)
+		return;
+	q->dead = 1;
+	q->err = err ? err : -EIO;
+	rblk_warn("rblk queue to %s target failed: %s; failing %u outstanding I/O",
+		  q->ops->name, strerror(-q->err), q->depth - q->nfree - q->done_count);
+	fail_inflight(q, RBLK_S_IO_ERROR);
+}
+
+void rblk_queue_close(struct rblk_queue *q)
+{
+	if (!q)
+		return;
+	/* The caller gives up on unreaped I/O: mark it so a stale look at
+	 * those structs does not mistake them for successes. */
+	fail_inflight(q, RBLK_S_IO_ERROR);
+	for (unsigned i = 0; i < q->done_count; i++) {
+		struct rblk_io *io = q->done[(q->done_head + i) % q->depth];
+
+		io->status = RBLK_S_IO_ERROR;
+		io->error = -EIO;
+	}
+	q->ops->close(q->conn);
+	free_queue(q);
+}
+
+int rblk_queue_reg_buffer(struct rblk_queue *q, void *buf, size_t len)
+{
+	if (!q->ops->reg_buffer)
+		return 0;
+	return q->ops->reg_buffer(q->conn, buf, len);
+}
+
+/* Checks what the target would refuse anyway, so the caller gets -EINVAL
+ * for its own mistake instead of a remote status. */
+static int io_valid(const struct rblk_queue *q, const struct rblk_io *io)
+{
+	switch (io->opcode) {
+	case RBLK_OP_READ:
+	case RBLK_OP_WRITE:
+		if (!io->buf || !io->length || io->length > q->info.max_io)
+			return 0;
+		break;
+	case RBLK_OP_FLUSH:
+		if (io->length || io->offset)
+			return 0;
+		break;
+	case RBLK_OP_DISCARD:
+	case RBLK_OP_WRITE_ZEROES:
+		/* No data moves, so the I/O size limit does not apply; the
+		 * wire length field is 32 bits. */
+		if (!io->length)
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	if (io->flags & ~RBLK_CMD_F__ALL)
+		return 0;
+	if ((io->flags & RBLK_CMD_F_FUA) &&
+	    io->opcode != RBLK_OP_WRITE && io->opcode != RBLK_OP_WRITE_ZEROES)
+		return 0;
+	return 1;
+}
+
+int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
+{
+	uint32_t tag;
+	int ret;
+
+	if (q->dead)
+		return -ENOTCONN;
+	if (!io_valid(q, io))
+		return -EINVAL;
+	if (!q->nfree)
+		return -EBUSY;
+	tag = q->free_tags[--q->nfree];
+	io->tag = tag;
+	io->status = -1;
+	io->error = 0;
+	q->slot[tag] = io;
+	q->busy[tag] = 1;
+	RBLK_DBG(RBLK_DBG_IO, "submit tag %u %s off %llu len %u", tag,
+		 rblk_opcode_str(io->opcode), (unsigned long long)io->offset,
+		 io->length);
+	ret = q->ops->submit(q->conn, io);
+	if (ret == -EINVAL) {
+		/* Nothing was sent (e.g. buffer not registered): give the tag back. */
+		q->busy[tag] = 0;
+		q->slot[tag] = NULL;
+		q->free_tags[q->nfree++] = tag;
+		return ret;
+	}
+	if (ret) {
+		/* Part of the command may be on the wire: the stream is lost.
+		 * This io is completed with an error through reap like the rest. */
+		kill_queue(q, ret);
+		return 0;
+	}
+	return 0;
+}
+
+struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag)
+{
+	if (tag >= q->depth || !q->busy[tag])
+		return NULL;
+	return q->slot[tag];
+}
+
+int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
+			 uint32_t data_len)
+{
+	struct rblk_io *io = rblk_client_inflight_io(q, rsp->tag);
+
+	if (!io) {
+		rblk_err("target answered tag %u that is not in flight", rsp->tag);
+		return -EPROTO;
+	}
+	if (rsp->status == RBLK_S_OK && io->opcode == RBLK_OP_READ) {
+		/* Block devices have no short reads. */
+		if (data_len != io->length || rsp->value != io->length) {
+			rblk_err("tag %u: READ of %u bytes answered with %u bytes",
+				 rsp->tag, io->length, data_len);
+			return -EPROTO;
+		}
+	} else if (data_len) {
+		rblk_err("tag %u: %s response carries %u data bytes", rsp->tag,
+			 rblk_opcode_str(io->opcode), data_len);
+		return -EPROTO;
+	}
+	q->busy[rsp->tag] = 0;
+	io->status = rsp->status;
+	io->error = rblk_status_to_errno(rsp->status);
+	RBLK_DBG(RBLK_DBG_IO, "complete tag %u: %s", rsp->tag,
+		 rblk_status_str(rsp->status));
+	q->done[(q->done_head + q->done_count) % q->depth] = io;
+	q->done_count++;
+	return 0;
+}
+
+/* Hands completed I/Os to the caller and frees their tags. */
+static unsigned take_done(struct rblk_queue *q, struct rblk_io **out, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && q->done_count) {
+		struct rblk_io *io = q->done[q->done_head];
+
+		q->done_head = (q->done_head + 1) % q->depth;
+		q->done_count--;
+		q->slot[io->tag] = NULL;
+		q->free_tags[q->nfree++] = io->tag;
+		out[n++] = io;
+	}
+	return n;
+}
+
+int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
+		    unsigned min_wait, unsigned max, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	unsigned outstanding = q->depth - q->nfree;
+	int ret;
+
+	if (min_wait > max)
+		min_wait = max;
+	/* Waiting for more than can ever come would hang forever. */
+	if (min_wait > outstanding)
+		min_wait = outstanding;
+	while (!q->dead && q->done_count < min_wait) {
+		ret = q->ops->poll(q->conn, q, left_ms(deadline));
+		if (ret < 0) {
+			kill_queue(q, ret);
+			break;
+		}
+		if (ret == 0 && deadline >= 0 && left_ms(deadline) == 0)
+			break;
+	}
+	/* Never block, but pick up whatever already arrived. */
+	if (!q->dead && min_wait == 0 && q->done_count < max) {
+		ret = q->ops->poll(q->conn, q, 0);
+		if (ret < 0)
+			kill_queue(q, ret);
+	}
+	if (q->dead && !q->done_count && q->depth == q->nfree)
+		return q->err;
+	return (int)take_done(q, done, max);
+}
+
+int rblk_queue_fd(struct rblk_queue *q)
+{
+	return q->ops->get_fd(q->conn);
+}
+
+unsigned rblk_queue_inflight(const struct rblk_queue *q)
+{
+	return q->depth - q->nfree;
+}
+
+/* ---- DISCOVER ---------------------------------------------------------- */
+
+int rblk_discover(const struct rblk_client_opts *opts,
+		  struct rblk_discover_entry *entries, unsigned max,
+		  char *errbuf, size_t errlen)
+{
+	const size_t cap = sizeof(struct rblk_wire_discover_rsp) +
+			   RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry);
+	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	int64_t deadline = now_ms() + timeout;
+	uint8_t out[sizeof(struct rblk_wire_discover)];
+	const struct rblk_client_transport_ops *ops;
+	struct rblk_client_conn *conn;
+	char host[RBLK_NAME_MAX];
+	uint16_t status, count;
+	uint8_t *buf;
+	int ret, st;
+
+	set_err(errbuf, errlen, "no error");
+	ret = pick_hostname(opts, host, errbuf, errlen);
+	if (ret)
+		return ret;
+	buf = malloc(cap);
+	if (!buf) {
+		set_err(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = open_conn(opts, 1, &ops, &conn, errbuf, errlen);
+	if (ret)
+		goto out_free_buf;
+	ret = ops->send_msg(conn, out, rblk_encode_discover(out, host),
+			    left_ms(deadline));
+	if (ret) {
+		set_err(errbuf, errlen, "sending DISCOVER: %s", strerror(-ret));
+		goto out_close_conn;
+	}
+	ret = ops->recv_msg(conn, buf, cap, left_ms(deadline));
+	if (ret < 0) {
+		set_err(errbuf, errlen, "waiting for DISCOVER_RSP: %s",
+			ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
+		goto out_close_conn;
+	}
+	st = rblk_decode_discover_rsp(buf, (size_t)ret, &status, &count);
+	if (st == RBLK_S_OK && status != RBLK_S_OK) {
+		set_err(errbuf, errlen, "target refused discovery: %s",
+			rblk_status_str(status));
+		ret = login_refused(opts, status, NULL, 0);
+		goto out_close_conn;
+	}
+	if (st != RBLK_S_OK) {
+		set_err(errbuf, errlen, "malformed DISCOVER_RSP: %s", rblk_status_str(st));
+		ret = -EPROTO;
+		goto out_close_conn;
+	}
+	for (unsigned i = 0; i < count && i < max; i++) {
+		const uint8_t *e = buf + sizeof(struct rblk_wire_discover_rsp) +
+				   i * sizeof(struct rblk_wire_discover_entry);
+
+		if (rblk_decode_discover_entry(e, &entries[i]) != RBLK_S_OK) {
+			set_err(errbuf, errlen, "malformed DISCOVER_RSP entry %u", i);
+			ret = -EPROTO;
+			goto out_close_conn;
+		}
+	}
+	ret = count;
+
+out_close_conn:
+	ops->close(conn);
+out_free_buf:
+	free(buf);
+	return ret;
+}

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Client TCP transport.  Framing (docs/protocol.md): a command is the 64-byte
+ * capsule followed, for WRITE, by its data; a response is the 24-byte RSP
+ * followed, for a successful READ, by its data.  The socket is non-blocking;
+ * responses are parsed incrementally from a staging buffer so many small
+ * responses cost one recv(), and READ data beyond what is staged is received
+ * straight into io->buf.
+ *
+ * Why a blocking-style send (wait for socket space) cannot deadlock: the core
+ * never has more than the granted depth commands outstanding (a tag stays
+ * taken until reaped), and the target keeps reading a connection while it
+ * has a free slot for it, even when its own responses are waiting for us to
+ * read them.  Every command we send therefore finds a slot and is drained,
+ * so the target never stops reading while we wait to write.  A target that
+ * accepts no byte for SEND_STALL_MS is treated as dead.
+ */
+#include "client_transport.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEND_STALL_MS	30000
+#define STAGE_SIZE	(64u << 10)
+
+struct rblk_client_conn {
+	int fd;
+	uint32_t max_io;
+
+	/* Staged, not yet parsed bytes are stage[pos, len). */
+	uint8_t *stage;
+	size_t pos, len;
+
+	/* READ data being received for this I/O. */
+	struct rblk_io *rd_io;
+	struct rblk_rsp rd_rsp;
+	uint32_t rd_got;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int left_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - now_ms();
+	return left > 0 ? (int)left : 0;
+}
+
+/* Waits for events on fd; 0 when ready, -ETIMEDOUT, or -errno. */
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int ret;
+
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+static int connect_one(const struct addrinfo *ai, int timeout_ms)
+{
+	int one = 1, err = 0, fd;
+	socklen_t elen = sizeof(err);
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		if (errno != EINPROGRESS) {
+			err = -errno;
+			goto out_close;
+		}
+		err = wait_fd(fd, POLLOUT, timeout_ms);
+		if (err)
+			goto out_close;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+			err = errno;
+		if (err) {
+			err = -err;
+			goto out_close;
+		}
+	}
+	/* Capsules are small and latency matters more than segment count. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+
+out_close:
+	close(fd);
+	return err;
+}
+
+static int tcp_connect(const struct rblk_client_conn_params *p,
+		       struct rblk_client_conn **connp, char *errbuf, size_t errlen)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_ADDRCONFIG,
+	};
+	int64_t deadline = now_ms() + p->timeout_ms;
+	struct rblk_client_conn *c;
+	struct addrinfo *res, *ai;
+	int fd = -ETIMEDOUT, gai;
+
+	gai = getaddrinfo(p->host, p->port, &hints, &res);
+	if (gai) {
+		snprintf(errbuf, errlen, "cannot resolve %s port %s: %s", p->host,
+			 p->port, gai_strerror(gai));
+		return gai == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = connect_one(ai, left_ms(deadline));
+		if (fd >= 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(errbuf, errlen, "cannot connect to %s port %s: %s", p->host,
+			 p->port, strerror(-fd));
+		return fd;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		snprintf(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	*connp = c;
+	return 0;
+}
+
+static void tcp_close(struct rblk_client_conn *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	free(c->stage);
+	free(c);
+}
+
+/* Sends every byte of iov, waiting for socket space up to timeout_ms of no
+ * progress.  Modifies iov. */
+static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms)
+{
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+	ssize_t n;
+	int ret;
+
+	while (msg.msg_iovlen) {
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			ret = wait_fd(fd, POLLOUT, timeout_ms);
+			if (ret)
+				return ret;
+			continue;
+		}
+		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
+			n -= (ssize_t)msg.msg_iov->iov_len;
+			msg.msg_iov++;
+			msg.msg_iovlen--;
+		}
+		if (msg.msg_iovlen) {
+			msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
+			msg.msg_iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Receives exactly len bytes before deadline (setup-time only). */
+static int recv_exact(int fd, void *buf, size_t len, int64_t deadline)
+{
+	size_t got = 0;
+	ssize_t n;
+	int ret;
+
+	while (got < len) {
+		n = recv(fd, (uint8_t *)buf + got, len - got, 0);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		ret = wait_fd(fd, POLLIN, left_ms(deadline));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int tcp_send_msg(struct rblk_client_conn *c, const void *buf, size_t len,
+			int timeout_ms)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return send_iov(c->fd, &iov, 1, timeout_ms);
+}
+
+static int tcp_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
+			int timeout_ms)
+{
+	int64_t deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+	struct rblk_wire_hdr hdr;
+	uint32_t length;
+	uint8_t type;
+	int ret;
+
+	if (timeout_ms < 0)
+		deadline = -1;
+	if (max < sizeof(hdr))
+		return -EINVAL;
+	ret = recv_exact(c->fd, &hdr, sizeof(hdr), deadline);
+	if (ret)
+		return ret;
+	if (rblk_decode_hdr(&hdr, sizeof(hdr), (uint32_t)max, &type, &length) !=
+	    RBLK_S_OK)
+		return -EPROTO;
+	memcpy(buf, &hdr, sizeof(hdr));
+	ret = recv_exact(c->fd, (uint8_t *)buf + sizeof(hdr),
+			 length - sizeof(hdr), deadline);
+	return ret ? ret : (int)length;
+}
+
+static int tcp_start(struct rblk_client_conn *c, const struct rblk_client_geometry *g)
+{
+	c->max_io = g->max_io;
+	c->stage = malloc(STAGE_SIZE);
+	return c->stage ? 0 : -ENOMEM;
+}
+
+static int tcp_submit(struct rblk_client_conn *c, struct rblk_io *io)
+{
+	uint8_t capsule[sizeof(struct rblk_wire_cmd)];
+	struct rblk_cmd cmd = {
+		.opcode = io->opcode,
+		.flags = io->flags,
+		.tag = io->tag,
+		.offset = io->offset,
+		.length = io->length,
+	};
+	uint32_t data = io->opcode == RBLK_OP_WRITE ? io->length : 0;
+	struct iovec iov[2] = {
+		{ .iov_base = capsule, .iov_len = sizeof(capsule) },
+		{ .iov_base = io->buf, .iov_len = data },
+	};
+
+	cmd.inline_len = data;
+	rblk_encode_cmd(capsule, &cmd, (uint32_t)sizeof(capsule) + data);
+	return send_iov(c->fd, iov, data ? 2 : 1, SEND_STALL_MS);
+}
+
+/*
+ * Parses whole responses out of the staged bytes, completing them, and moves
+ * staged READ data into the I/O buffer.  Returns completions or -errno.
+ */
+static int parse_staged(struct rblk_client_conn *c, struct rblk_queue *q)
+{
+	const uint32_t rsp_size = sizeof(struct rblk_wire_rsp);
+	int done = 0, ret;
+
+	for (;;) {
+		size_t avail = c->len - c->pos;
+		uint8_t *p = c->stage + c->pos;
+		uint32_t length;
+		uint8_t type;
+
+		if (c->rd_io) {
+			size_t n = c->rd_rsp.value - c->rd_got;
+
+			if (n > avail)
+				n = avail;
+			memcpy((uint8_t *)c->rd_io->buf + c->rd_got, p, n);
+			c->pos += n;
+			c->rd_got += (uint32_t)n;
+			if (c->rd_got < c->rd_rsp.value)
+				return done;
+			c->rd_io = NULL;
+			ret = rblk_client_complete(q, &c->rd_rsp, c->rd_got);
+			if (ret)
+				return ret;
+			done++;
+			continue;
+		}
+		if (avail < rsp_size)
+			return done;
+		if (rblk_decode_hdr(p, avail, rsp_size + c->max_io, &type, &length) !=
+		    RBLK_S_OK || type != RBLK_PDU_RSP) {
+			rblk_err("target sent a malformed PDU header (type %u, length %u)",
+				 type, length);
+			return -EPROTO;
+		}
+		if (rblk_decode_rsp(p, rsp_size, &c->rd_rsp) != RBLK_S_OK) {
+			rblk_err("target sent a malformed response");
+			return -EPROTO;
+		}
+		c->pos += rsp_size;
+		if (length == rsp_size) {
+			ret = rblk_client_complete(q, &c->rd_rsp, 0);
+			if (ret)
+				return ret;
+			done++;
+			continue;
+		}
+		/* READ data follows: check it fits before writing a byte. */
+		c->rd_io = rblk_client_inflight_io(q, c->rd_rsp.tag);
+		if (!c->rd_io || c->rd_io->opcode != RBLK_OP_READ ||
+		    length - rsp_size != c->rd_io->length) {
+			rblk_err("target sent %u data bytes for tag %u that does not expect them",
+				 length - rsp_size, c->rd_rsp.tag);
+			c->rd_io = NULL;
+			return -EPROTO;
+		}
+		c->rd_got = 0;
+	}
+}
+
+static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int done = 0, ret;
+	ssize_t n;
+
+	for (;;) {
+		ret = parse_staged(c, q);
+		if (ret < 0)
+			return ret;
+		done += ret;
+		if (c->pos == c->len)
+			c->pos = c->len = 0;
+		if (c->rd_io && c->rd_rsp.value - c->rd_got >= STAGE_SIZE / 2) {
+			/* Big READ: straight into the caller's buffer. */
+			n = recv(c->fd, (uint8_t *)c->rd_io->buf + c->rd_got,
+				 c->rd_rsp.value - c->rd_got, MSG_DONTWAIT);
+			if (n > 0)
+				c->rd_got += (uint32_t)n;
+		} else {
+			if (c->pos && STAGE_SIZE - c->len < sizeof(struct rblk_wire_rsp)) {
+				memmove(c->stage, c->stage + c->pos, c->len - c->pos);
+				c->len -= c->pos;
+				c->pos = 0;
+			}
+			n = recv(c->fd, c->stage + c->len, STAGE_SIZE - c->len,
+				 MSG_DONTWAIT);
+			if (n > 0)
+				c->len += (size_t)n;
+		}
+		if (n > 0)
+			continue;
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		/* Nothing more now: report what we have, or wait once. */
+		if (done || left_ms(deadline) == 0)
+			return done;
+		ret = wait_fd(c->fd, POLLIN, left_ms(deadline));
+		if (ret == -ETIMEDOUT)
+			return done;
+		if (ret)
+			return ret;
+	}
+}
+
+static int tcp_get_fd(struct rblk_client_conn *c)
+{
+	return c->fd;
+}
+
+const struct rblk_client_transport_ops rblk_client_tcp_ops = {
+	.name = "tcp",
+	.default_port = "4420",
+	.connect = tcp_connect,
+	.send_msg = tcp_send_msg,
+	.recv_msg = tcp_recv_msg,
+	.start = tcp_start,
+	.reg_buffer = NULL,
+	.submit = tcp_submit,
+	.poll = tcp_poll,
+	.get_fd = tcp_get_fd,
+	.close = tcp_close,
+};

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Client-side transport interface.  The queue core (client.c) owns tags,
+ * LOGIN, the completion list and error policy; a transport only moves bytes
+ * (TCP: client_tcp.c) or work requests (RDMA: client_rdma.c).  Transports are
+ * const ops tables listed in one registry array in client.c and picked by
+ * name ("tcp", "rdma").
+ *
+ * Every callback is called from the one thread that owns the queue (no
+ * locks).  Every callback that can fail returns 0 (or a count) or -errno.
+ * After any I/O-path callback (submit, poll) returned an error the core
+ * considers the connection dead: it fails all outstanding I/O itself and
+ * calls nothing on the connection again except close.
+ *
+ * Life of a connection:
+ *   connect -> send_msg(LOGIN) -> recv_msg(LOGIN_RSP) [-> send/recv again
+ *   for the auth challenge] -> start(granted geometry) -> submit/poll ...
+ *   -> close.   DISCOVER uses connect, send_msg, recv_msg, close only.
+ */
+#ifndef RBLK_INITIATOR_CLIENT_CLIENT_TRANSPORT_H
+#define RBLK_INITIATOR_CLIENT_CLIENT_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rblk_client.h"
+
+/* A transport's per-connection state; each transport defines the struct. */
+struct rblk_client_conn;
+
+struct rblk_client_conn_params {
+	const char *host;
+	const char *port;		/* never NULL: the core fills the default */
+	uint16_t    queue_id;
+	uint16_t    queue_depth;	/* wanted (RDMA: CM private data, QP size) */
+	int         timeout_ms;		/* connect; > 0 */
+};
+
+/* What start() is told after a successful LOGIN. */
+struct rblk_client_geometry {
+	uint16_t queue_depth;		/* granted: never more in flight */
+	uint32_t max_io;		/* largest command length */
+	uint32_t inline_size;		/* WRITE bytes that may ride in the capsule */
+	uint16_t max_sge;
+};
+
+struct rblk_client_transport_ops {
+	const char *name;		/* "tcp", "rdma" */
+	const char *default_port;	/* "4420" ... */
+
+	/*
+	 * Required.  Resolves host:port (getaddrinfo or rdma_getaddrinfo),
+	 * connects within p->timeout_ms and returns the connection in *connp.
+	 * On failure returns -errno (-ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH
+	 * ...) with a one-line reason in errbuf, and *connp is untouched.
+	 */
+	int (*connect)(const struct rblk_client_conn_params *p,
+		       struct rblk_client_conn **connp,
+		       char *errbuf, size_t errlen);
+
+	/*
+	 * Required.  Setup-time messages (LOGIN, DISCOVER): send_msg sends one
+	 * whole PDU (len bytes, already encoded); recv_msg waits up to
+	 * timeout_ms for one whole PDU, checks its header with rblk_decode_hdr
+	 * against max bytes, copies it into buf and returns its length.
+	 * -ETIMEDOUT on timeout, -EPROTO for a malformed header, -ECONNRESET
+	 * when the peer closed.  Never used once start() has been called.
+	 */
+	int (*send_msg)(struct rblk_client_conn *c, const void *buf, size_t len,
+			int timeout_ms);
+	int (*recv_msg)(struct rblk_client_conn *c, void *buf, size_t max,
+			int timeout_ms);
+
+	/*
+	 * Required.  Switches to the I/O phase with the granted geometry:
+	 * allocate per-tag state (RDMA: capsule buffers, pre-posted receives
+	 * for queue_depth responses).  Called once, after LOGIN succeeded.
+	 */
+	int (*start)(struct rblk_client_conn *c,
+		     const struct rblk_client_geometry *g);
+
+	/*
+	 * Optional (NULL: any memory may hold I/O data, as on TCP).  Makes
+	 * [buf, buf+len) usable as io->buf for later submits (RDMA: an MR with
+	 * remote read/write access).  May be called before or after start.
+	 */
+	int (*reg_buffer)(struct rblk_client_conn *c, void *buf, size_t len);
+
+	/*
+	 * Required.  Sends the command for io on tag io->tag (the core has
+	 * checked opcode, length <= max_io and that the tag is free; the
+	 * target gets at most queue_depth commands at once).  WRITE data goes
+	 * with it (TCP: in-band after the capsule; RDMA: inline or as keyed
+	 * SGEs of a registered buffer).  May block briefly for socket space.
+	 * Returns 0, -EINVAL if io->buf is not usable (e.g. not registered),
+	 * or another -errno when the connection failed.
+	 */
+	int (*submit)(struct rblk_client_conn *c, struct rblk_io *io);
+
+	/*
+	 * Required.  Makes progress: waits up to timeout_ms (0: only what is
+	 * already there; -1: no limit) for responses, and for each whole one
+	 * calls rblk_client_complete().  READ data must be in io->buf before
+	 * that call (TCP: read it in after looking the tag up with
+	 * rblk_client_inflight_io(); RDMA: the target wrote it already).
+	 * Returns how many responses it completed (0 on timeout) or -errno
+	 * when the connection failed or the target sent something malformed
+	 * (-EPROTO); rblk_client_complete's error return must be passed up.
+	 */
+	int (*poll)(struct rblk_client_conn *c, struct rblk_queue *q,
+		    int timeout_ms);
+
+	/*
+	 * Required.  An fd that becomes readable when poll(.., 0) may find
+	 * work (TCP: the socket; RDMA: the CQ completion channel, armed).
+	 */
+	int (*get_fd)(struct rblk_client_conn *c);
+
+	/* Required.  Tears the connection down and frees c; c may be
+	 * half-started (start not called) or have failed. */
+	void (*close)(struct rblk_client_conn *c);
+};
+
+extern const struct rblk_client_transport_ops rblk_client_tcp_ops;
+/* Defined by client_rdma.c; the registry in client.c lists it when built. */
+extern const struct rblk_client_transport_ops rblk_client_rdma_ops;
+
+/*
+ * Called by transports from poll().  rblk_client_inflight_io returns the I/O
+ * in flight on tag, or NULL when the tag is out of range or not in flight
+ * (the target misbehaved: return -EPROTO).  rblk_client_complete records the
+ * response for that tag; it returns 0, or -EPROTO when the response does not
+ * fit the command (unknown tag, READ data length, value) and the transport
+ * must then fail the connection.  data_len is the READ data that came with
+ * the response (TCP) or the byte count the transport knows was written
+ * (RDMA: pass rsp->value for a successful READ).
+ */
+struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag);
+int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
+			 uint32_t data_len);
+
+#endif /* RBLK_INITIATOR_CLIENT_CLIENT_TRANSPORT_H */
