@@ -90,6 +90,12 @@ int rblk_rdma_id_create(struct rdma_event_channel *ch, void *ctx,
 	return ret;
 }
 
+void rblk_rdma_id_adopt(struct rdma_cm_id *id)
+{
+	if (id)
+		COUNT(id, 1);
+}
+
 void rblk_rdma_id_destroy(struct rdma_cm_id *id)
 {
 	int ret;

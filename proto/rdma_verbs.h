@@ -50,6 +50,9 @@ void rblk_rdma_channel_destroy(struct rdma_event_channel *ch);
 /* An RC (RDMA_PS_TCP) cm id on ch, with context ctx. */
 int rblk_rdma_id_create(struct rdma_event_channel *ch, void *ctx,
 			struct rdma_cm_id **idp);
+/* Takes ownership of the id a CONNECT_REQUEST event created (it is
+ * destroyed with rblk_rdma_id_destroy like the others). */
+void rblk_rdma_id_adopt(struct rdma_cm_id *id);
 /* Destroys id (its QP must be gone); NULL is a no-op. */
 void rblk_rdma_id_destroy(struct rdma_cm_id *id);
 
