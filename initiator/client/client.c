@@ -7,6 +7,7 @@
  * client_rdma.c behind struct rblk_client_transport_ops.
  */
 #include "rblk_client.h"
+#include "auth.h"
 #include "client_transport.h"
 #include "log.h"
 
@@ -171,28 +172,41 @@ static int login_refused(const struct rblk_client_opts *opts, int status,
 }
 
 /*
- * Answers an RBLK_S_AUTH_REQUIRED challenge: fills login->auth_mac from the
- * secret in opts->secret_file and the nonce in rsp.  Authentication lands in
- * a later change (initiator/client/auth.c); until then a volume with a
- * secret cannot be used and the user is told why.
+ * Answers an RBLK_S_AUTH_REQUIRED challenge: fills login->auth_mac with
+ * HMAC-SHA-256(secret, nonce || volume || host) (proto/auth.c), the secret
+ * read from opts->secret_file (mode 0600 or refused).  The secret is wiped
+ * from the stack before returning.
  */
 static int answer_challenge(const struct rblk_client_opts *opts,
 			    struct rblk_login *login,
 			    const struct rblk_login_rsp *rsp,
 			    char *errbuf, size_t errlen)
 {
-	(void)login;
-	(void)rsp;
+	struct rblk_secret secret;
+	char why[256];
+	int ret;
+
 	if (!opts->secret_file) {
 		set_err(errbuf, errlen,
 			"volume '%s' requires authentication: give a secret_file",
 			opts->volume);
 		return -EACCES;
 	}
-	set_err(errbuf, errlen,
-		"volume '%s' requires authentication, not supported by this client yet",
-		opts->volume);
-	return -EOPNOTSUPP;
+	ret = rblk_auth_load_secret(opts->secret_file, &secret, why, sizeof(why));
+	if (ret) {
+		set_err(errbuf, errlen, "volume '%s': %s", opts->volume, why);
+		return ret;
+	}
+	ret = rblk_auth_mac(&secret, rsp->nonce, login->volume, login->host,
+			    login->auth_mac);
+	rblk_auth_clear_secret(&secret);
+	if (ret) {
+		set_err(errbuf, errlen, "volume '%s': computing the auth MAC failed",
+			opts->volume);
+		return ret;
+	}
+	login->has_mac = 1;
+	return 0;
 }
 
 /* One LOGIN -> LOGIN_RSP round trip within deadline. */
