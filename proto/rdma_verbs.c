@@ -309,36 +309,41 @@ int rblk_rdma_pd_free(struct ibv_pd *pd)
 int rblk_rdma_cq_create(struct ibv_context *ctx, int cqe, void *cq_ctx,
 			struct ibv_comp_channel **chp, struct ibv_cq **cqp)
 {
-	struct ibv_comp_channel *ch;
+	struct ibv_comp_channel *ch = NULL;
 	struct ibv_cq *cq;
 	int ret;
 
-	errno = 0;
-	ch = ibv_create_comp_channel(ctx);
-	if (!ch)
-		return errno ? -errno : -ENOMEM;
-	ret = set_fd_flags(ch->fd);
-	if (ret)
-		goto out_destroy_channel;
+	if (chp) {
+		errno = 0;
+		ch = ibv_create_comp_channel(ctx);
+		if (!ch)
+			return errno ? -errno : -ENOMEM;
+		ret = set_fd_flags(ch->fd);
+		if (ret)
+			goto out_destroy_channel;
+	}
 	errno = 0;
 	cq = ibv_create_cq(ctx, cqe, cq_ctx, ch, 0);
 	if (!cq) {
 		ret = errno ? -errno : -ENOMEM;
 		goto out_destroy_channel;
 	}
-	ret = rblk_ibv_err(ibv_req_notify_cq(cq, 0));
-	if (ret)
-		goto out_destroy_cq;
+	if (ch) {
+		ret = rblk_ibv_err(ibv_req_notify_cq(cq, 0));
+		if (ret)
+			goto out_destroy_cq;
+		COUNT(channel, 1);
+		*chp = ch;
+	}
 	COUNT(cq, 1);
-	COUNT(channel, 1);
-	*chp = ch;
 	*cqp = cq;
 	return 0;
 
 out_destroy_cq:
 	ibv_destroy_cq(cq);
 out_destroy_channel:
-	ibv_destroy_comp_channel(ch);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
 	return ret;
 }
 

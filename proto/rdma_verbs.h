@@ -102,8 +102,9 @@ int rblk_rdma_pd_free(struct ibv_pd *pd);
 
 /*
  * A completion channel (fd non-blocking, close-on-exec) and a CQ of cqe
- * entries bound to it, armed for the next completion.  cq_ctx is stored in
- * the CQ.  On failure nothing is left behind.
+ * entries bound to it, armed for the next completion.  With chp NULL the
+ * CQ has no channel (polled only).  cq_ctx is stored in the CQ.  On
+ * failure nothing is left behind.
  */
 int rblk_rdma_cq_create(struct ibv_context *ctx, int cqe, void *cq_ctx,
 			struct ibv_comp_channel **chp, struct ibv_cq **cqp);

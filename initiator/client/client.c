@@ -28,6 +28,7 @@
  */
 static const struct rblk_client_transport_ops *const transports[] = {
 	&rblk_client_tcp_ops,
+	&rblk_client_rdma_ops,
 };
 
 struct rblk_queue {
