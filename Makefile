@@ -116,7 +116,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rblk $(DESTDIR)/etc/rblk
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 etc/rblk-target.conf $(DESTDIR)$(PREFIX)/share/rblk/rblk-target.conf.sample
-	$(if $(FIO_ENGINE),install -d $(DESTDIR)$(PREFIX)/lib/rblk && install -m 0755 $(FIO_ENGINE) $(DESTDIR)$(PREFIX)/lib/rblk/)
+	$(if $(wildcard $(FIO_ENGINE)),install -d $(DESTDIR)$(PREFIX)/lib/rblk && install -m 0755 $(FIO_ENGINE) $(DESTDIR)$(PREFIX)/lib/rblk/)
 
 clean:
 	rm -rf build build-san

@@ -442,7 +442,8 @@ static int io_valid(const struct rblk_queue *q, const struct rblk_io *io)
 			return 0;
 		break;
 	case RBLK_OP_FLUSH:
-		if (io->length || io->offset)
+		/* Offset is ignored (ublk sends ~0). */
+		if (io->length)
 			return 0;
 		break;
 	case RBLK_OP_DISCARD:

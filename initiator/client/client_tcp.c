@@ -342,8 +342,11 @@ static int parse_staged(struct rblk_client_conn *c, struct rblk_queue *q)
 		c->rd_io = rblk_client_inflight_io(q, c->rd_rsp.tag);
 		if (!c->rd_io || c->rd_io->opcode != RBLK_OP_READ ||
 		    length - rsp_size != c->rd_io->length) {
-			rblk_err("target sent %u data bytes for tag %u that does not expect them",
-				 length - rsp_size, c->rd_rsp.tag);
+			rblk_err("target sent %u READ data bytes for tag %u (%s)",
+				 length - rsp_size, c->rd_rsp.tag,
+				 !c->rd_io ? "tag not in flight" :
+				 c->rd_io->opcode != RBLK_OP_READ ? "not a READ" :
+				 "length differs from the command");
 			c->rd_io = NULL;
 			return -EPROTO;
 		}

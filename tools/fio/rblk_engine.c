@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fio external ioengine "rblk": speaks the rblk protocol through
+ * librblkclient, one queue (connection) per fio job.  Built against the fio
+ * source matching the installed fio (tools/fio/README.md); loaded with
+ *   fio --ioengine=/abs/path/rblk-fio.so --host=H --volume=V ...
+ *
+ * Flow: setup() (fio's parent process) logs in once to learn the volume
+ * size and sets the file size from it; init() (the job's own process or
+ * thread) opens the job's queue; queue() stashes io_us, commit() sends them,
+ * getevents() reaps.  Sending in commit() means fio stamps issue_time
+ * before the bytes go out, so latency includes the send.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fio.h"
+#include "optgroup.h"
+
+#include "rblk_client.h"
+
+struct rblk_fio_options {
+	void *pad;			/* fio stores td here */
+	char *host;
+	char *port;
+	char *volume;
+	char *transport;
+	char *hostname;
+	char *secret_file;
+	unsigned int queue_depth;
+	unsigned int fua;
+	unsigned int timeout_ms;
+};
+
+struct rblk_fio_data {
+	struct rblk_queue *q;
+	struct rblk_volume_info info;
+	unsigned depth;			/* granted by the target */
+	int busy_noted;
+
+	struct io_u **pending;		/* queued, not yet sent (commit sends) */
+	unsigned npending;
+	struct io_u **events;		/* reaped, handed out by event() */
+	unsigned nevents;
+	struct rblk_io **reaped;	/* scratch for rblk_queue_reap */
+	struct io_u **failed;		/* failed in commit, reported by getevents */
+	unsigned nfailed;
+	unsigned slots;			/* size of each array above */
+};
+
+static struct fio_option options[] = {
+	{
+		.name = "host",
+		.lname = "rblk target host",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, host),
+		.help = "Target address or name",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "port",
+		.lname = "rblk target port",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, port),
+		.help = "Target port (default: 4420 for tcp, 4421 for rdma)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "volume",
+		.lname = "rblk volume",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, volume),
+		.help = "Volume name on the target",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "transport",
+		.lname = "rblk transport",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, transport),
+		.help = "tcp (default) or rdma",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "hostname",
+		.lname = "rblk host name",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, hostname),
+		.help = "Name this initiator logs in as (default: gethostname)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "secret_file",
+		.lname = "rblk secret file",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, secret_file),
+		.help = "File holding the volume's shared secret",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "queue_depth",
+		.lname = "rblk queue depth",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, queue_depth),
+		.minval = 0,
+		.maxval = RBLK_MAX_QUEUE_DEPTH,
+		.def = "0",
+		.help = "Queue depth asked from the target (0: fio's iodepth)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "fua",
+		.lname = "rblk FUA writes",
+		.type = FIO_OPT_BOOL,
+		.off1 = offsetof(struct rblk_fio_options, fua),
+		.def = "0",
+		.help = "Send writes with Force Unit Access",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "rblk_timeout",
+		.lname = "rblk connect timeout",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, timeout_ms),
+		.minval = 0,
+		.def = "10000",
+		.help = "Connect + login timeout in milliseconds",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = NULL,
+	},
+};
+
+static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co,
+			     unsigned depth)
+{
+	struct rblk_fio_options *o = td->eo;
+
+	*co = (struct rblk_client_opts) {
+		.host = o->host,
+		.port = o->port,
+		.volume = o->volume,
+		.hostname = o->hostname,
+		.transport = o->transport,
+		.secret_file = o->secret_file,
+		.queue_id = (td->thread_number - 1) & 0xffff,
+		.queue_depth = depth,
+		.timeout_ms = (int)o->timeout_ms,
+	};
+}
+
+static int check_opts(struct thread_data *td)
+{
+	struct rblk_fio_options *o = td->eo;
+
+	if (!o->host || !*o->host) {
+		log_err("rblk: the host option is required (--host=TARGET)\n");
+		return 1;
+	}
+	if (!o->volume || !*o->volume) {
+		log_err("rblk: the volume option is required (--volume=NAME)\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* Parent process: learn the volume size so fio can size the job. */
+static int rblk_fio_setup(struct thread_data *td)
+{
+	struct rblk_volume_info info;
+	struct rblk_client_opts co;
+	struct rblk_queue *q;
+	struct fio_file *f;
+	char err[256];
+	unsigned i;
+	int ret;
+
+	if (check_opts(td))
+		return 1;
+	fill_client_opts(td, &co, 1);
+	ret = rblk_queue_open(&co, &q, &info, err, sizeof(err));
+	if (ret) {
+		log_err("rblk: %s\n", err);
+		td_verror(td, -ret, "rblk login");
+		return 1;
+	}
+	rblk_queue_close(q);
+
+	/* No local file stands behind the volume: name one after it. */
+	if (!td->files_index) {
+		if (add_file(td, co.volume, 0, 0) < 0)
+			return 1;
+		td->o.nr_files = td->o.nr_files ? : 1;
+		td->o.open_files++;
+	}
+	for_each_file(td, f, i)
+		f->real_file_size = info.size;
+	return 0;
+}
+
+static void free_data(struct rblk_fio_data *d)
+{
+	free(d->pending);
+	free(d->events);
+	free(d->reaped);
+	free(d->failed);
+	free(d);
+}
+
+/* The job's process: its own connection. */
+static int rblk_fio_init(struct thread_data *td)
+{
+	struct rblk_fio_options *o = td->eo;
+	unsigned want = o->queue_depth ? o->queue_depth : td->o.iodepth;
+	struct rblk_client_opts co;
+	struct rblk_fio_data *d;
+	char err[256];
+	int ret;
+
+	if (check_opts(td))
+		return 1;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return 1;
+	d->slots = td->o.iodepth;
+	d->pending = calloc(d->slots, sizeof(*d->pending));
+	d->events = calloc(d->slots, sizeof(*d->events));
+	d->reaped = calloc(d->slots, sizeof(*d->reaped));
+	d->failed = calloc(d->slots, sizeof(*d->failed));
+	if (!d->pending || !d->events || !d->reaped || !d->failed) {
+		log_err("rblk: out of memory\n");
+		goto out_free_data;
+	}
+	if (want > RBLK_MAX_QUEUE_DEPTH)
+		want = RBLK_MAX_QUEUE_DEPTH;
+	fill_client_opts(td, &co, want);
+	ret = rblk_queue_open(&co, &d->q, &d->info, err, sizeof(err));
+	if (ret) {
+		log_err("rblk: %s\n", err);
+		td_verror(td, -ret, "rblk login");
+		goto out_free_data;
+	}
+	d->depth = d->info.queue_depth;
+	if (td_max_bs(td) > d->info.max_io) {
+		log_err("rblk: block size %llu is above the target's max I/O %u\n",
+			td_max_bs(td), d->info.max_io);
+		goto out_close_queue;
+	}
+	if (td_min_bs(td) % d->info.block_size) {
+		log_err("rblk: block size %llu is not a multiple of the volume's %u-byte blocks\n",
+			td_min_bs(td), d->info.block_size);
+		goto out_close_queue;
+	}
+	td->io_ops_data = d;
+	return 0;
+
+out_close_queue:
+	rblk_queue_close(d->q);
+out_free_data:
+	free_data(d);
+	return 1;
+}
+
+/* RDMA needs the I/O buffers registered; fio allocates them after init. */
+static int rblk_fio_post_init(struct thread_data *td)
+{
+	struct rblk_fio_data *d = td->io_ops_data;
+	int ret;
+
+	if (!td->orig_buffer || !td->orig_buffer_size)
+		return 0;
+	ret = rblk_queue_reg_buffer(d->q, td->orig_buffer, td->orig_buffer_size);
+	if (ret) {
+		log_err("rblk: registering %zu bytes of I/O buffers: %s\n",
+			td->orig_buffer_size, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+static void rblk_fio_cleanup(struct thread_data *td)
+{
+	struct rblk_fio_data *d = td->io_ops_data;
+
+	if (!d)
+		return;
+	rblk_queue_close(d->q);
+	free_data(d);
+	td->io_ops_data = NULL;
+}
+
+static int rblk_fio_io_u_init(struct thread_data *td, struct io_u *io_u)
+{
+	struct rblk_io *io = calloc(1, sizeof(*io));
+
+	if (!io)
+		return 1;
+	io->priv = io_u;
+	io_u->engine_data = io;
+	return 0;
+}
+
+static void rblk_fio_io_u_free(struct thread_data *td, struct io_u *io_u)
+{
+	free(io_u->engine_data);
+	io_u->engine_data = NULL;
+}
+
+static enum fio_q_status rblk_fio_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct rblk_fio_options *o = td->eo;
+	struct rblk_fio_data *d = td->io_ops_data;
+	struct rblk_io *io = io_u->engine_data;
+
+	fio_ro_check(td, io_u);
+
+	if (d->npending + rblk_queue_inflight(d->q) >= d->depth) {
+		if (!d->busy_noted) {
+			log_info("rblk: iodepth %u is above the depth %u the target granted; extra I/O waits\n",
+				 td->o.iodepth, d->depth);
+			d->busy_noted = 1;
+		}
+		return FIO_Q_BUSY;
+	}
+	io->flags = 0;
+	io->buf = NULL;
+	io->offset = io_u->offset;
+	io->length = (uint32_t)io_u->xfer_buflen;
+	switch (io_u->ddir) {
+	case DDIR_READ:
+		io->opcode = RBLK_OP_READ;
+		io->buf = io_u->xfer_buf;
+		break;
+	case DDIR_WRITE:
+		io->opcode = RBLK_OP_WRITE;
+		io->buf = io_u->xfer_buf;
+		if (o->fua)
+			io->flags = RBLK_CMD_F_FUA;
+		break;
+	case DDIR_TRIM:
+		io->opcode = RBLK_OP_DISCARD;
+		break;
+	case DDIR_SYNC:
+	case DDIR_DATASYNC:
+	case DDIR_SYNC_FILE_RANGE:
+		/* The volume has one cache: any sync flushes all of it. */
+		io->opcode = RBLK_OP_FLUSH;
+		io->offset = 0;
+		io->length = 0;
+		break;
+	default:
+		io_u->error = EINVAL;
+		return FIO_Q_COMPLETED;
+	}
+	if (io_u->xfer_buflen > UINT32_MAX) {
+		io_u->error = EINVAL;
+		return FIO_Q_COMPLETED;
+	}
+	d->pending[d->npending++] = io_u;
+	return FIO_Q_QUEUED;
+}
+
+static int rblk_fio_commit(struct thread_data *td)
+{
+	struct rblk_fio_data *d = td->io_ops_data;
+
+	for (unsigned i = 0; i < d->npending; i++) {
+		struct io_u *io_u = d->pending[i];
+		int ret = rblk_queue_submit(d->q, io_u->engine_data);
+
+		if (ret) {
+			/* Already QUEUED as far as fio knows: report through
+			 * getevents like any completion. */
+			io_u->error = -ret == ENOTCONN ? EIO : -ret;
+			d->failed[d->nfailed++] = io_u;
+		}
+	}
+	d->npending = 0;
+	return 0;
+}
+
+static int to_ms(const struct timespec *t)
+{
+	if (!t)
+		return -1;
+	return (int)(t->tv_sec * 1000 + (t->tv_nsec + 999999) / 1000000);
+}
+
+static int rblk_fio_getevents(struct thread_data *td, unsigned int min,
+			      unsigned int max, const struct timespec *t)
+{
+	struct rblk_fio_data *d = td->io_ops_data;
+	unsigned want_min;
+	int n;
+
+	d->nevents = 0;
+	while (d->nfailed && d->nevents < max)
+		d->events[d->nevents++] = d->failed[--d->nfailed];
+	if (d->nevents >= max || !rblk_queue_inflight(d->q))
+		return (int)d->nevents;
+
+	want_min = min > d->nevents ? min - d->nevents : 0;
+	n = rblk_queue_reap(d->q, d->reaped, want_min, max - d->nevents, to_ms(t));
+	if (n < 0) {
+		if (d->nevents)
+			return (int)d->nevents;
+		td_verror(td, -n, "rblk reap");
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rblk_io *io = d->reaped[i];
+		struct io_u *io_u = io->priv;
+
+		if (io->status == RBLK_S_OK) {
+			io_u->error = 0;
+			io_u->resid = 0;
+		} else {
+			io_u->error = io->error ? -io->error : EIO;
+			io_u->resid = io_u->xfer_buflen;
+		}
+		d->events[d->nevents++] = io_u;
+	}
+	return (int)d->nevents;
+}
+
+static struct io_u *rblk_fio_event(struct thread_data *td, int event)
+{
+	struct rblk_fio_data *d = td->io_ops_data;
+
+	return d->events[event];
+}
+
+/* Called again for the verify phase: nothing to (re)open, the queue lives
+ * from init to cleanup. */
+static int rblk_fio_open_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int rblk_fio_close_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+/* Never delete a local file that happens to share the volume's name. */
+static int rblk_fio_unlink_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int rblk_fio_invalidate(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+struct ioengine_ops ioengine = {
+	.name = "rblk",
+	.version = FIO_IOOPS_VERSION,
+	.flags = FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL,
+	.setup = rblk_fio_setup,
+	.init = rblk_fio_init,
+	.post_init = rblk_fio_post_init,
+	.cleanup = rblk_fio_cleanup,
+	.queue = rblk_fio_queue,
+	.commit = rblk_fio_commit,
+	.getevents = rblk_fio_getevents,
+	.event = rblk_fio_event,
+	.io_u_init = rblk_fio_io_u_init,
+	.io_u_free = rblk_fio_io_u_free,
+	.open_file = rblk_fio_open_file,
+	.close_file = rblk_fio_close_file,
+	.unlink_file = rblk_fio_unlink_file,
+	.invalidate = rblk_fio_invalidate,
+	.options = options,
+	.option_struct_size = sizeof(struct rblk_fio_options),
+};
