@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblk-initiator: serves one remote volume as /dev/ublkbN.
+ *
+ * Start-up order matters (see /work/shared/notes/ublk.md):
+ *   connect every queue first (a bad volume or target changes nothing),
+ *   ADD_DEV, SET_PARAMS, open /dev/ublkcN, build the queues, start their
+ *   threads (they FETCH every tag), then START_DEV, which blocks until all
+ *   tags were fetched.  Shutdown (SIGTERM/SIGINT): the queues get a grace
+ *   period for in-flight I/O, STOP_DEV, join, close /dev/ublkcN, DEL_DEV
+ *   (which waits for that close).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "rblk_client.h"
+#include "state.h"
+#include "ublk_ctrl.h"
+#include "ublk_params.h"
+#include "ublk_queue.h"
+
+#define INI_MAX_QUEUES		32
+#define INI_DEFAULT_DEPTH	64
+#define INI_DEFAULT_GRACE_MS	5000
+#define INI_JOIN_MS		15000
+
+struct ini_opts {
+	char host[256];
+	const char *port;
+	const char *volume;
+	const char *transport;
+	const char *hostname;
+	const char *secret_file;
+	unsigned queues;
+	unsigned depth;
+	int dev_id;
+	int grace_ms;
+	int ready_fd;
+	const char *log_path;
+};
+
+struct ini_dev {
+	struct ini_opts o;
+	struct ini_ctrl *ctrl;
+	struct ublksrv_ctrl_dev_info info;
+	struct rblk_volume_info vi;
+	struct rblk_queue *conns[INI_MAX_QUEUES];
+	struct ini_queue *queues[INI_MAX_QUEUES];
+	unsigned nq;
+	int added;
+	int cdev_fd;
+	int exit_efd;
+	struct ini_state st;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: rblk-initiator --target HOST[:PORT] --volume NAME [options]\n"
+"Serves one rblk volume as /dev/ublkbN until SIGTERM/SIGINT.\n"
+"Normally started by `rblkctl attach`.\n"
+"  --target HOST[:PORT]   target address ([v6addr]:port for IPv6)\n"
+"  --volume NAME          volume to attach\n"
+"  --transport tcp|rdma   (default tcp)\n"
+"  --queues N             ublk queues = connections (default: CPUs, max 4)\n"
+"  --depth N              tags per queue (default %d, capped by the target)\n"
+"  --hostname NAME        host name sent at login (default: hostname)\n"
+"  --secret-file FILE     shared secret for the login challenge\n"
+"  --dev-id N             ask for /dev/ublkbN (default: next free)\n"
+"  --grace-ms N           on stop, how long in-flight I/O may take (default %d)\n"
+"  --ready-fd FD          write \"OK ublkbN\" or \"ERR reason\" there once started\n"
+"  --log-file PATH        recorded in the state file (the caller redirects)\n"
+"  --log-level LEVEL      err|warn|info|debug\n"
+"  --debug MASK           debug areas (1 io, 2 conn, 4 rdma, 8 ublk)\n"
+"  -h, --help\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS);
+}
+
+/* One line to whoever started us (rblkctl), then the pipe is closed. */
+static void report(struct ini_dev *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void report(struct ini_dev *d, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	if (strncmp(line, "ERR ", 4) == 0)
+		rblk_err("%s", line + 4);
+	if (d->o.ready_fd < 0)
+		return;
+	line[n++] = '\n';
+	if (write(d->o.ready_fd, line, n) < 0)
+		rblk_warn("ready fd: %s", strerror(errno));
+	close(d->o.ready_fd);
+	d->o.ready_fd = -1;
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* HOST, HOST:PORT, [V6], [V6]:PORT */
+static int split_target(const char *arg, struct ini_opts *o)
+{
+	static char port[16];
+	const char *colon;
+	size_t hl;
+
+	if (arg[0] == '[') {
+		const char *end = strchr(arg, ']');
+
+		if (!end || end == arg + 1)
+			return -EINVAL;
+		hl = end - arg - 1;
+		memcpy(o->host, arg + 1, hl < sizeof(o->host) ? hl : 0);
+		colon = end[1] == ':' ? end + 1 : NULL;
+		if (end[1] && !colon)
+			return -EINVAL;
+	} else {
+		colon = strrchr(arg, ':');
+		if (colon && strchr(arg, ':') != colon)
+			colon = NULL;	/* bare IPv6 address, no port */
+		hl = colon ? (size_t)(colon - arg) : strlen(arg);
+		if (!hl)
+			return -EINVAL;
+		memcpy(o->host, arg, hl < sizeof(o->host) ? hl : 0);
+	}
+	if (hl >= sizeof(o->host))
+		return -EINVAL;
+	o->host[hl] = 0;
+	if (colon) {
+		unsigned p;
+
+		if (parse_uint(colon + 1, 1, 65535, &p))
+			return -EINVAL;
+		snprintf(port, sizeof(port), "%u", p);
+		o->port = port;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct ini_opts *o)
+{
+	static const struct option lo[] = {
+		{ "target",      required_argument, NULL, 't' },
+		{ "volume",      required_argument, NULL, 'v' },
+		{ "transport",   required_argument, NULL, 'T' },
+		{ "queues",      required_argument, NULL, 'q' },
+		{ "depth",       required_argument, NULL, 'd' },
+		{ "hostname",    required_argument, NULL, 'H' },
+		{ "secret-file", required_argument, NULL, 's' },
+		{ "dev-id",      required_argument, NULL, 'i' },
+		{ "grace-ms",    required_argument, NULL, 'g' },
+		{ "ready-fd",    required_argument, NULL, 'r' },
+		{ "log-file",    required_argument, NULL, 'L' },
+		{ "log-level",   required_argument, NULL, 'l' },
+		{ "debug",       required_argument, NULL, 'D' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (split_target(optarg, o)) {
+				fprintf(stderr, "rblk-initiator: bad --target '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'v': o->volume = optarg; break;
+		case 'T':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma")) {
+				fprintf(stderr, "rblk-initiator: --transport is tcp or rdma\n");
+				return -EINVAL;
+			}
+			o->transport = optarg;
+			break;
+		case 'q':
+			if (parse_uint(optarg, 1, INI_MAX_QUEUES, &o->queues)) {
+				fprintf(stderr, "rblk-initiator: --queues is 1..%d\n", INI_MAX_QUEUES);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			if (parse_uint(optarg, 1, RBLK_MAX_QUEUE_DEPTH, &o->depth)) {
+				fprintf(stderr, "rblk-initiator: --depth is 1..%d\n", RBLK_MAX_QUEUE_DEPTH);
+				return -EINVAL;
+			}
+			break;
+		case 'H': o->hostname = optarg; break;
+		case 's': o->secret_file = optarg; break;
+		case 'i':
+			if (parse_uint(optarg, 0, 1u << 20, &v)) {
+				fprintf(stderr, "rblk-initiator: bad --dev-id\n");
+				return -EINVAL;
+			}
+			o->dev_id = (int)v;
+			break;
+		case 'g':
+			if (parse_uint(optarg, 0, 3600000, &v)) {
+				fprintf(stderr, "rblk-initiator: bad --grace-ms\n");
+				return -EINVAL;
+			}
+			o->grace_ms = (int)v;
+			break;
+		case 'r':
+			if (parse_uint(optarg, 0, INT_MAX, &v) || fcntl((int)v, F_GETFD) < 0) {
+				fprintf(stderr, "rblk-initiator: bad --ready-fd\n");
+				return -EINVAL;
+			}
+			o->ready_fd = (int)v;
+			break;
+		case 'L': o->log_path = optarg; break;
+		case 'l':
+			if (rblk_log_set_level(optarg)) {
+				fprintf(stderr, "rblk-initiator: bad --log-level\n");
+				return -EINVAL;
+			}
+			break;
+		case 'D':
+			rblk_debug_mask = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc || !o->host[0] || !o->volume) {
+		fprintf(stderr, "rblk-initiator: --target and --volume are required\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (rblk_name_valid(o->volume)) {
+		fprintf(stderr, "rblk-initiator: bad volume name '%s'\n", o->volume);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- start-up --------------------------------------------------------- */
+
+static int connect_queues(struct ini_dev *d)
+{
+	struct rblk_client_opts co = {
+		.host = d->o.host,
+		.port = d->o.port,
+		.volume = d->o.volume,
+		.hostname = d->o.hostname,
+		.transport = d->o.transport,
+		.secret_file = d->o.secret_file,
+		.queue_depth = d->o.depth,
+	};
+	struct rblk_volume_info vi;
+	char why[256];
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < d->nq; i++) {
+		co.queue_id = i;
+		why[0] = 0;
+		ret = rblk_queue_open(&co, &d->conns[i], &vi, why, sizeof(why));
+		if (ret) {
+			report(d, "ERR %s%s%s (volume %s at %s, %s)", why,
+			       why[0] ? ": " : "", strerror(-ret), d->o.volume,
+			       d->o.host, d->o.transport);
+			return ret;
+		}
+		if (i == 0)
+			d->vi = vi;
+		else if (vi.size != d->vi.size || vi.block_size != d->vi.block_size)
+			return report(d, "ERR volume changed while connecting"), -EIO;
+		if (vi.queue_depth < d->vi.queue_depth)
+			d->vi.queue_depth = vi.queue_depth;
+	}
+	if (ini_ublk_check_volume(&d->vi, why, sizeof(why))) {
+		report(d, "ERR volume %s cannot be a ublk device: %s", d->o.volume, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int add_device(struct ini_dev *d)
+{
+	struct ublksrv_ctrl_dev_info *info = &d->info;
+	struct ublk_params p;
+	unsigned depth = d->o.depth < d->vi.queue_depth ? d->o.depth : d->vi.queue_depth;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	info->nr_hw_queues = d->nq;
+	info->queue_depth = depth;
+	info->max_io_buf_bytes = ini_ublk_io_buf_bytes(&d->vi);
+	info->dev_id = d->o.dev_id < 0 ? (uint32_t)-1 : (uint32_t)d->o.dev_id;
+	info->ublksrv_pid = getpid();
+	info->flags = ini_ctrl_features(d->ctrl) & UBLK_F_CMD_IOCTL_ENCODE;
+	ret = ini_ctrl_add_dev(d->ctrl, info);
+	if (ret) {
+		report(d, "ERR ublk ADD_DEV: %s", strerror(-ret));
+		return ret;
+	}
+	d->added = 1;
+	/* The kernel rewrote info: queues and buffer size are what it says. */
+	if (info->nr_hw_queues < d->nq) {
+		for (unsigned i = info->nr_hw_queues; i < d->nq; i++) {
+			rblk_queue_close(d->conns[i]);
+			d->conns[i] = NULL;
+		}
+		d->nq = info->nr_hw_queues;
+	}
+	ret = ini_ublk_build_params(&d->vi, info->max_io_buf_bytes, &p);
+	if (ret) {
+		report(d, "ERR cannot describe volume to ublk (buffer %u bytes)",
+		       info->max_io_buf_bytes);
+		return ret;
+	}
+	ret = ini_ctrl_set_params(d->ctrl, info->dev_id, &p);
+	if (ret) {
+		report(d, "ERR ublk SET_PARAMS: %s", strerror(-ret));
+		return ret;
+	}
+	rblk_info("ublk device %u: %u queues x %u tags, %u-byte buffers, %llu bytes, block %u, flags 0x%x",
+		  info->dev_id, info->nr_hw_queues, info->queue_depth,
+		  info->max_io_buf_bytes, (unsigned long long)d->vi.size,
+		  d->vi.block_size, d->vi.vol_flags);
+	return 0;
+}
+
+static int open_cdev(struct ini_dev *d)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%u", d->info.dev_id);
+	/* devtmpfs creates it at once; udev may still be adjusting it. */
+	for (i = 0; i < 100; i++) {
+		d->cdev_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (d->cdev_fd >= 0)
+			return 0;
+		if (errno != ENOENT && errno != EACCES)
+			break;
+		usleep(20000);
+	}
+	report(d, "ERR open %s: %s", path, strerror(errno));
+	return -errno;
+}
+
+static int create_queues(struct ini_dev *d)
+{
+	struct ini_queue_cfg cfg = {
+		.dev_id = d->info.dev_id,
+		.depth = d->info.queue_depth,
+		.buf_bytes = d->info.max_io_buf_bytes,
+		.cdev_fd = d->cdev_fd,
+		.ioctl_encode = !!(d->info.flags & UBLK_F_CMD_IOCTL_ENCODE),
+		.exit_efd = d->exit_efd,
+	};
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < d->nq; i++) {
+		cfg.q_id = i;
+		cfg.conn = d->conns[i];
+		d->conns[i] = NULL;	/* the queue owns it now */
+		ret = ini_queue_create(&cfg, &d->queues[i]);
+		if (ret) {
+			report(d, "ERR setting up queue %u: %s", i, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void fill_state(struct ini_dev *d, const char *state)
+{
+	struct ini_state *s = &d->st;
+
+	memset(s, 0, sizeof(*s));
+	s->dev_id = d->info.dev_id;
+	s->pid = getpid();
+	snprintf(s->target, sizeof(s->target), "%s", d->o.host);
+	snprintf(s->port, sizeof(s->port), "%s", d->o.port ? d->o.port : "");
+	snprintf(s->volume, sizeof(s->volume), "%s", d->o.volume);
+	snprintf(s->transport, sizeof(s->transport), "%s", d->o.transport);
+	s->queues = d->nq;
+	s->depth = d->info.queue_depth;
+	s->size = d->vi.size;
+	s->block_size = d->vi.block_size;
+	snprintf(s->state, sizeof(s->state), "%s", state);
+	snprintf(s->log, sizeof(s->log), "%s", d->o.log_path ? d->o.log_path : "");
+	s->started = time(NULL);
+}
+
+static void set_state(struct ini_dev *d, const char *state)
+{
+	int ret;
+
+	if (!strcmp(d->st.state, state))
+		return;
+	snprintf(d->st.state, sizeof(d->st.state), "%s", state);
+	ret = ini_state_write(&d->st);
+	if (ret)
+		rblk_warn("state file in %s: %s", ini_state_dir(), strerror(-ret));
+}
+
+/* ---- shutdown --------------------------------------------------------- */
+
+static void teardown(struct ini_dev *d, int started)
+{
+	unsigned i;
+	int ret, stuck = 0;
+
+	if (started) {
+		set_state(d, "stopping");
+		for (i = 0; i < d->nq; i++)
+			ini_queue_stop(d->queues[i], d->o.grace_ms);
+		ret = ini_ctrl_stop_dev(d->ctrl, d->info.dev_id);
+		if (ret)
+			rblk_warn("ublk STOP_DEV: %s", strerror(-ret));
+		for (i = 0; i < d->nq; i++) {
+			if (ini_queue_join(d->queues[i], INI_JOIN_MS)) {
+				rblk_err("queue %u did not finish; leaving the rest to the kernel", i);
+				stuck = 1;
+			}
+		}
+		if (stuck) {
+			/* Our exit closes the rings and /dev/ublkcN; the kernel
+			 * then removes the device on its own. */
+			ini_state_remove(d->info.dev_id);
+			_exit(1);
+		}
+	}
+	for (i = 0; i < INI_MAX_QUEUES; i++) {
+		ini_queue_destroy(d->queues[i]);
+		d->queues[i] = NULL;
+		rblk_queue_close(d->conns[i]);
+		d->conns[i] = NULL;
+	}
+	if (d->cdev_fd >= 0) {
+		close(d->cdev_fd);	/* DEL_DEV waits for this close */
+		d->cdev_fd = -1;
+	}
+	if (d->added) {
+		ret = ini_ctrl_del_dev(d->ctrl, d->info.dev_id);
+		if (ret)
+			rblk_warn("ublk DEL_DEV %u: %s", d->info.dev_id, strerror(-ret));
+		ini_state_remove(d->info.dev_id);
+		d->added = 0;
+	}
+}
+
+/* Waits for SIGTERM/SIGINT or a queue thread ending; keeps the state
+ * file's connected/disconnected view current. */
+static void serve(struct ini_dev *d, int sfd)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = sfd, .events = POLLIN },
+		{ .fd = d->exit_efd, .events = POLLIN },
+	};
+	struct signalfd_siginfo si;
+	unsigned i, up;
+
+	for (;;) {
+		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				rblk_info("signal %u: detaching /dev/ublkb%u",
+					  si.ssi_signo, d->info.dev_id);
+			return;
+		}
+		if (pfd[1].revents & POLLIN) {
+			rblk_err("a queue thread ended on its own; stopping the device");
+			return;
+		}
+		for (i = 0, up = 0; i < d->nq; i++)
+			up += ini_queue_connected(d->queues[i]);
+		set_state(d, up == d->nq ? "live" : "disconnected");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct ini_dev dev = {
+		.o = { .transport = "tcp", .depth = INI_DEFAULT_DEPTH, .dev_id = -1,
+		       .grace_ms = INI_DEFAULT_GRACE_MS, .ready_fd = -1 },
+		.cdev_fd = -1, .exit_efd = -1,
+	};
+	struct ini_dev *d = &dev;
+	sigset_t mask;
+	long ncpu;
+	int sfd, ret, i;
+
+	rblk_log_init("rblk-initiator");
+	if (parse_args(argc, argv, &d->o))
+		return 2;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	d->nq = d->o.queues ? d->o.queues : (ncpu > 4 ? 4 : ncpu > 0 ? (unsigned)ncpu : 1);
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* Blocked before any thread exists, so only the signalfd sees them. */
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	d->exit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sfd < 0 || d->exit_efd < 0) {
+		report(d, "ERR signalfd/eventfd: %s", strerror(errno));
+		return 1;
+	}
+
+	ret = ini_ctrl_open(&d->ctrl);
+	if (ret) {
+		if (ret == -ENOENT || ret == -ENODEV)
+			report(d, "ERR no ublk support: %s missing (modprobe ublk_drv)",
+			       INI_UBLK_CONTROL);
+		else
+			report(d, "ERR %s: %s", INI_UBLK_CONTROL, strerror(-ret));
+		return 1;
+	}
+	RBLK_DBG(RBLK_DBG_UBLK, "ublk features 0x%llx",
+		 (unsigned long long)ini_ctrl_features(d->ctrl));
+
+	ret = connect_queues(d);
+	if (ret)
+		goto out_teardown;
+	ret = add_device(d);
+	if (ret)
+		goto out_teardown;
+	ret = open_cdev(d);
+	if (ret)
+		goto out_teardown;
+	ret = create_queues(d);
+	if (ret)
+		goto out_teardown;
+	fill_state(d, "starting");
+	ini_state_write(&d->st);
+
+	for (i = 0; i < (int)d->nq; i++) {
+		ret = ini_queue_start(d->queues[i]);
+		if (ret) {
+			/* Tags are half fetched: only process exit undoes that. */
+			report(d, "ERR starting queue %d: %s", i, strerror(-ret));
+			ini_state_remove(d->info.dev_id);
+			_exit(1);
+		}
+	}
+	ret = ini_ctrl_start_dev(d->ctrl, d->info.dev_id, getpid());
+	if (ret) {
+		report(d, "ERR ublk START_DEV: %s", strerror(-ret));
+		ini_state_remove(d->info.dev_id);
+		_exit(1);
+	}
+	set_state(d, "live");
+	rblk_info("/dev/ublkb%u: volume %s on %s (%s), %u queues x %u",
+		  d->info.dev_id, d->o.volume, d->o.host, d->o.transport,
+		  d->nq, d->info.queue_depth);
+	report(d, "OK ublkb%u", d->info.dev_id);
+
+	serve(d, sfd);
+	teardown(d, 1);
+	ini_ctrl_close(d->ctrl);
+	rblk_info("detached");
+	return 0;
+
+out_teardown:
+	teardown(d, 0);
+	ini_ctrl_close(d->ctrl);
+	return 1;
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/* /run/rblk/ublkbN.json: what is attached, served by whom (see state.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "state.h"
+
+const char *ini_state_dir(void)
+{
+	const char *d = getenv("RBLK_RUN_DIR");
+
+	return d && *d ? d : INI_STATE_DIR_DEFAULT;
+}
+
+static void state_path(char *buf, size_t len, int dev_id)
+{
+	snprintf(buf, len, "%s/ublkb%d.json", ini_state_dir(), dev_id);
+}
+
+int ini_state_write(const struct ini_state *s)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
+	struct json_object *o;
+	const char *text;
+	int fd, ret = 0;
+	size_t len;
+
+	if (mkdir(ini_state_dir(), 0755) && errno != EEXIST)
+		return -errno;
+	state_path(path, sizeof(path), s->dev_id);
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+
+	o = json_object_new_object();
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "device", json_object_new_int(s->dev_id));
+	json_object_object_add(o, "pid", json_object_new_int(s->pid));
+	json_object_object_add(o, "target", json_object_new_string(s->target));
+	json_object_object_add(o, "port", json_object_new_string(s->port));
+	json_object_object_add(o, "volume", json_object_new_string(s->volume));
+	json_object_object_add(o, "transport", json_object_new_string(s->transport));
+	json_object_object_add(o, "queues", json_object_new_int(s->queues));
+	json_object_object_add(o, "depth", json_object_new_int(s->depth));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)s->size));
+	json_object_object_add(o, "block_size", json_object_new_int(s->block_size));
+	json_object_object_add(o, "state", json_object_new_string(s->state));
+	json_object_object_add(o, "log", json_object_new_string(s->log));
+	json_object_object_add(o, "started", json_object_new_int64(s->started));
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
+	len = strlen(text);
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto out_put;
+	}
+	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+		ret = errno ? -errno : -EIO;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+out_put:
+	json_object_put(o);
+	return ret;
+}
+
+int ini_state_remove(int dev_id)
+{
+	char path[PATH_MAX];
+
+	state_path(path, sizeof(path), dev_id);
+	return unlink(path) ? -errno : 0;
+}
+
+static void get_str(struct json_object *o, const char *key, char *dst, size_t len)
+{
+	struct json_object *v;
+
+	dst[0] = 0;
+	if (json_object_object_get_ex(o, key, &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(dst, len, "%s", json_object_get_string(v));
+}
+
+static int64_t get_int(struct json_object *o, const char *key, int64_t dflt)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) &&
+	    json_object_is_type(v, json_type_int))
+		return json_object_get_int64(v);
+	return dflt;
+}
+
+int ini_state_read(const char *path, struct ini_state *s)
+{
+	struct json_object *o;
+
+	if (access(path, R_OK))
+		return -errno;
+	o = json_object_from_file(path);
+	if (!o)
+		return -EINVAL;
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return -EINVAL;
+	}
+	memset(s, 0, sizeof(*s));
+	s->dev_id = (int)get_int(o, "device", -1);
+	s->pid = (pid_t)get_int(o, "pid", 0);
+	get_str(o, "target", s->target, sizeof(s->target));
+	get_str(o, "port", s->port, sizeof(s->port));
+	get_str(o, "volume", s->volume, sizeof(s->volume));
+	get_str(o, "transport", s->transport, sizeof(s->transport));
+	s->queues = (unsigned)get_int(o, "queues", 0);
+	s->depth = (unsigned)get_int(o, "depth", 0);
+	s->size = (uint64_t)get_int(o, "size", 0);
+	s->block_size = (uint32_t)get_int(o, "block_size", 0);
+	get_str(o, "state", s->state, sizeof(s->state));
+	get_str(o, "log", s->log, sizeof(s->log));
+	s->started = get_int(o, "started", 0);
+	json_object_put(o);
+	return s->dev_id < 0 ? -EINVAL : 0;
+}
+
+int ini_state_get(int dev_id, struct ini_state *s)
+{
+	char path[PATH_MAX];
+
+	state_path(path, sizeof(path), dev_id);
+	return ini_state_read(path, s);
+}
+
+static int by_dev(const void *a, const void *b)
+{
+	const struct ini_state *x = a, *y = b;
+
+	return (x->dev_id > y->dev_id) - (x->dev_id < y->dev_id);
+}
+
+int ini_state_list(struct ini_state **out)
+{
+	struct ini_state *arr = NULL, *grown;
+	char path[PATH_MAX];
+	struct dirent *de;
+	int n = 0, cap = 0, id;
+	char tail[8];
+	DIR *d;
+
+	*out = NULL;
+	d = opendir(ini_state_dir());
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		/* exactly ublkb<N>.json: temp files are not state */
+		if (sscanf(de->d_name, "ublkb%d%7s", &id, tail) != 2 ||
+		    strcmp(tail, ".json"))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			grown = realloc(arr, cap * sizeof(*arr));
+			if (!grown) {
+				free(arr);
+				closedir(d);
+				return -ENOMEM;
+			}
+			arr = grown;
+		}
+		snprintf(path, sizeof(path), "%s/%s", ini_state_dir(), de->d_name);
+		if (ini_state_read(path, &arr[n]) == 0)
+			n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(arr, n, sizeof(*arr), by_dev);
+	*out = arr;
+	return n;
+}
+
+int ini_state_alive(const struct ini_state *s)
+{
+	char path[64], comm[64] = "";
+	FILE *f;
+
+	if (s->pid <= 0 || (kill(s->pid, 0) && errno == ESRCH))
+		return 0;
+	/* A recycled pid would make us signal a stranger. */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return strncmp(comm, "rblk-initiator", 14) == 0 ||
+	       strncmp(comm, "rblk-initiato", 13) == 0;
+}

@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One ublk queue: its thread, ring, tag buffers and target connection.
+ *
+ * Life of a tag: FETCHING (a FETCH/COMMIT_AND_FETCH sits in the kernel)
+ * -> the kernel hands us a request -> AT_TARGET (submitted on the
+ * connection) or BACKLOG (connection full) -> the target answers ->
+ * COMMIT_AND_FETCH with the result -> FETCHING again.  When the device
+ * stops the kernel completes the pending fetch with UBLK_IO_RES_ABORT and
+ * the tag is DEAD; the thread ends when every tag is dead.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "log.h"
+#include "ublk_queue.h"
+
+enum tag_state {
+	TAG_IDLE,		/* nothing submitted to the kernel yet */
+	TAG_FETCHING,
+	TAG_AT_TARGET,
+	TAG_BACKLOG,
+	TAG_DEAD,
+};
+
+/* user_data values above any tag */
+#define UD_CONN_POLL	0x10000u
+#define UD_STOP_POLL	0x10001u
+#define UD_GRACE	0x10002u
+#define UD_IGNORE	0x10003u
+
+struct ini_tag {
+	struct rblk_io io;
+	uint8_t state;
+};
+
+struct ini_queue {
+	struct ini_queue_cfg cfg;
+	struct io_uring ring;
+	int ring_ready;
+	const struct ublksrv_io_desc *descs;
+	size_t descs_len;
+	char *bufs;
+	size_t bufs_len;
+	struct ini_tag *tags;
+	uint16_t *backlog;		/* FIFO of tags waiting for a free slot */
+	unsigned bl_head, bl_count;
+	int stop_efd;
+	atomic_int grace_ms;
+
+	pthread_t thread;
+	int started;
+	sem_t ready;
+	int start_ret;
+
+	/* thread-private loop state */
+	int conn_poll_armed;
+	int stopping;			/* stop asked: grace timer running */
+	int abandoned;			/* grace over (or connection lost) */
+	unsigned ndead;
+	uint64_t stop_buf;
+	struct __kernel_timespec grace_ts;
+
+	atomic_int connected;
+	atomic_uint_fast64_t served, failed;
+};
+
+static uint32_t io_opcode(const struct ini_queue *q, int commit)
+{
+	if (q->cfg.ioctl_encode)
+		return commit ? UBLK_U_IO_COMMIT_AND_FETCH_REQ : UBLK_U_IO_FETCH_REQ;
+	return commit ? UBLK_IO_COMMIT_AND_FETCH_REQ : UBLK_IO_FETCH_REQ;
+}
+
+static struct io_uring_sqe *get_sqe(struct ini_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe) {
+		/* SQ full: push what is queued to make room. */
+		io_uring_submit(&q->ring);
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	return sqe;
+}
+
+/* FETCH (result ignored) or COMMIT_AND_FETCH with result for one tag. */
+static int queue_io_cmd(struct ini_queue *q, unsigned tag, int commit,
+			int result)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+	struct ublksrv_io_cmd cmd = {
+		.q_id = q->cfg.q_id,
+		.tag = tag,
+		.result = result,
+		.addr = (uintptr_t)(q->bufs + (size_t)tag * q->cfg.buf_bytes),
+	};
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_rw(IORING_OP_NOP, sqe, 0, NULL, 0, 0);
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = q->cfg.cdev_fd;
+	sqe->cmd_op = io_opcode(q, commit);
+	sqe->user_data = tag;
+	/* 16-byte command: fits the normal 64-byte SQE's tail. */
+	memcpy((void *)((uintptr_t)sqe + offsetof(struct io_uring_sqe, addr3)),
+	       &cmd, sizeof(cmd));
+	q->tags[tag].state = TAG_FETCHING;
+	return 0;
+}
+
+static void commit_tag(struct ini_queue *q, unsigned tag, int result)
+{
+	if (result < 0)
+		atomic_fetch_add_explicit(&q->failed, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&q->served, 1, memory_order_relaxed);
+	if (queue_io_cmd(q, tag, 1, result))
+		rblk_err("queue %u: no SQE to commit tag %u", q->cfg.q_id, tag);
+}
+
+static void arm_poll(struct ini_queue *q, int fd, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+
+	if (!sqe)
+		return;
+	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	sqe->user_data = ud;
+}
+
+/* ---- requests in -------------------------------------------------------- */
+
+static int result_of(const struct rblk_io *io)
+{
+	if (io->status != RBLK_S_OK)
+		return io->error < 0 ? io->error : -EIO;
+	/* READ/WRITE commit the byte count (0 would mean "resend"). */
+	if (io->opcode == RBLK_OP_READ || io->opcode == RBLK_OP_WRITE)
+		return (int)io->length;
+	return 0;
+}
+
+/* Turns a ublk descriptor into an rblk_io; returns 0 or -errno to commit. */
+static int map_request(struct ini_queue *q, unsigned tag)
+{
+	const struct ublksrv_io_desc *iod = &q->descs[tag];
+	struct rblk_io *io = &q->tags[tag].io;
+	unsigned op = ublksrv_get_op(iod);
+	uint64_t len = (uint64_t)iod->nr_sectors << 9;
+
+	memset(io, 0, sizeof(*io));
+	io->priv = (void *)(uintptr_t)tag;
+	switch (op) {
+	case UBLK_IO_OP_READ:
+	case UBLK_IO_OP_WRITE:
+		if (!len || len > q->cfg.buf_bytes)
+			return -EIO;
+		io->opcode = op == UBLK_IO_OP_READ ? RBLK_OP_READ : RBLK_OP_WRITE;
+		io->buf = q->bufs + (size_t)tag * q->cfg.buf_bytes;
+		break;
+	case UBLK_IO_OP_FLUSH:
+		/* Arrives with start_sector = UINT64_MAX: never range-check it. */
+		io->opcode = RBLK_OP_FLUSH;
+		return 0;
+	case UBLK_IO_OP_DISCARD:
+		io->opcode = RBLK_OP_DISCARD;
+		break;
+	case UBLK_IO_OP_WRITE_ZEROES:
+		io->opcode = RBLK_OP_WRITE_ZEROES;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (len > UINT32_MAX)
+		return -EIO;
+	io->offset = iod->start_sector << 9;
+	io->length = (uint32_t)len;
+	if ((iod->op_flags & UBLK_IO_F_FUA) &&
+	    (io->opcode == RBLK_OP_WRITE || io->opcode == RBLK_OP_WRITE_ZEROES))
+		io->flags |= RBLK_CMD_F_FUA;
+	return 0;
+}
+
+static void backlog_push(struct ini_queue *q, unsigned tag)
+{
+	q->backlog[(q->bl_head + q->bl_count++) % q->cfg.depth] = tag;
+	q->tags[tag].state = TAG_BACKLOG;
+}
+
+/* Sends a mapped request; 1 if it is now the target's, 0 if it waits. */
+static int send_request(struct ini_queue *q, unsigned tag)
+{
+	int ret;
+
+	if (!q->cfg.conn || q->abandoned) {
+		commit_tag(q, tag, -EIO);
+		return 0;
+	}
+	ret = rblk_queue_submit(q->cfg.conn, &q->tags[tag].io);
+	if (ret == 0) {
+		q->tags[tag].state = TAG_AT_TARGET;
+		return 1;
+	}
+	if (ret == -EBUSY) {
+		backlog_push(q, tag);
+		return 0;
+	}
+	if (ret == -ENOTCONN)
+		ret = -EIO;
+	commit_tag(q, tag, ret);
+	return 0;
+}
+
+static void handle_request(struct ini_queue *q, unsigned tag)
+{
+	int ret = map_request(q, tag);
+
+	RBLK_DBG(RBLK_DBG_IO, "q%u tag %u op %u sector %llu n %u", q->cfg.q_id,
+		 tag, ublksrv_get_op(&q->descs[tag]),
+		 (unsigned long long)q->descs[tag].start_sector,
+		 q->descs[tag].nr_sectors);
+	if (ret) {
+		commit_tag(q, tag, ret);
+		return;
+	}
+	/* Keep the order the kernel gave us behind anything already waiting. */
+	if (q->bl_count)
+		backlog_push(q, tag);
+	else
+		send_request(q, tag);
+}
+
+static void drain_backlog(struct ini_queue *q)
+{
+	while (q->bl_count) {
+		unsigned tag = q->backlog[q->bl_head];
+
+		if (q->cfg.conn && !q->abandoned &&
+		    rblk_queue_inflight(q->cfg.conn) >= q->cfg.depth)
+			break;
+		q->bl_head = (q->bl_head + 1) % q->cfg.depth;
+		q->bl_count--;
+		if (!send_request(q, tag) && q->tags[tag].state == TAG_BACKLOG) {
+			/* went straight back: stop trying for now */
+			break;
+		}
+	}
+}
+
+/* ---- completions from the target ---------------------------------------- */
+
+static void conn_lost(struct ini_queue *q, int err)
+{
+	if (!atomic_load(&q->connected))
+		return;
+	atomic_store(&q->connected, 0);
+	rblk_err("queue %u: connection to the target lost: %s; failing I/O",
+		 q->cfg.q_id, strerror(-err));
+}
+
+static void reap_target(struct ini_queue *q)
+{
+	struct rblk_io *done[64];
+	int n, i;
+
+	if (!q->cfg.conn)
+		return;
+	do {
+		n = rblk_queue_reap(q->cfg.conn, done, 0, 64, 0);
+		if (n < 0) {
+			conn_lost(q, n);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			unsigned tag = (unsigned)(uintptr_t)done[i]->priv;
+
+			if (done[i]->status == RBLK_S_IO_ERROR &&
+			    done[i]->error == -EIO && !q->abandoned)
+				RBLK_DBG(RBLK_DBG_IO, "q%u tag %u I/O error",
+					 q->cfg.q_id, tag);
+			commit_tag(q, tag, result_of(done[i]));
+		}
+	} while (n == 64);
+	drain_backlog(q);
+}
+
+/*
+ * Grace is over (or never given): fail everything the target still holds
+ * and stop talking to it, so the kernel can finish tearing the disk down.
+ */
+static void abandon_target(struct ini_queue *q)
+{
+	unsigned tag;
+	struct io_uring_sqe *sqe;
+
+	if (q->abandoned)
+		return;
+	q->abandoned = 1;
+	if (q->cfg.conn) {
+		reap_target(q);		/* take what did arrive */
+		if (q->conn_poll_armed && (sqe = get_sqe(q))) {
+			io_uring_prep_poll_remove(sqe, UD_CONN_POLL);
+			sqe->user_data = UD_IGNORE;
+		}
+		if (rblk_queue_inflight(q->cfg.conn))
+			rblk_warn("queue %u: %u commands unanswered by the target; failing them",
+				  q->cfg.q_id, rblk_queue_inflight(q->cfg.conn));
+		rblk_queue_close(q->cfg.conn);
+		q->cfg.conn = NULL;
+		atomic_store(&q->connected, 0);
+	}
+	for (tag = 0; tag < q->cfg.depth; tag++) {
+		uint8_t st = q->tags[tag].state;
+
+		if (st == TAG_AT_TARGET || st == TAG_BACKLOG)
+			commit_tag(q, tag, -EIO);
+	}
+	q->bl_count = 0;
+}
+
+/* ---- the thread ---------------------------------------------------------- */
+
+static void start_stopping(struct ini_queue *q)
+{
+	struct io_uring_sqe *sqe;
+	int ms = atomic_load(&q->grace_ms);
+
+	if (q->stopping)
+		return;
+	q->stopping = 1;
+	if (ms <= 0 || !q->cfg.conn) {
+		abandon_target(q);
+		return;
+	}
+	q->grace_ts.tv_sec = ms / 1000;
+	q->grace_ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+	sqe = get_sqe(q);
+	if (!sqe) {
+		abandon_target(q);
+		return;
+	}
+	io_uring_prep_timeout(sqe, &q->grace_ts, 0, 0);
+	sqe->user_data = UD_GRACE;
+}
+
+static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = cqe->user_data;
+
+	if (ud < q->cfg.depth) {
+		struct ini_tag *t = &q->tags[ud];
+
+		if (cqe->res == UBLK_IO_RES_OK) {
+			if (q->abandoned)
+				commit_tag(q, ud, -EIO);
+			else
+				handle_request(q, ud);
+			return;
+		}
+		if (cqe->res != UBLK_IO_RES_ABORT)
+			rblk_warn("queue %u tag %u: fetch failed: %s", q->cfg.q_id,
+				  (unsigned)ud, strerror(-cqe->res));
+		if (t->state != TAG_DEAD) {
+			t->state = TAG_DEAD;
+			q->ndead++;
+		}
+		return;
+	}
+	switch (ud) {
+	case UD_CONN_POLL:
+		q->conn_poll_armed = 0;
+		reap_target(q);
+		break;
+	case UD_STOP_POLL:
+		start_stopping(q);
+		break;
+	case UD_GRACE:
+		if (cqe->res == -ETIME)
+			abandon_target(q);
+		break;
+	default:
+		break;
+	}
+}
+
+static void *queue_thread(void *arg)
+{
+	struct ini_queue *q = arg;
+	struct io_uring_cqe *cqe;
+	unsigned head, n, tag;
+	uint64_t one = 1;
+	int ret;
+
+	for (tag = 0; tag < q->cfg.depth; tag++)
+		queue_io_cmd(q, tag, 0, 0);
+	arm_poll(q, q->stop_efd, UD_STOP_POLL);
+	ret = io_uring_submit(&q->ring);
+	q->start_ret = ret < 0 ? ret : 0;
+	sem_post(&q->ready);
+	if (ret < 0)
+		goto out;
+
+	while (q->ndead < q->cfg.depth) {
+		if (q->cfg.conn && !q->conn_poll_armed && !q->abandoned &&
+		    atomic_load(&q->connected)) {
+			arm_poll(q, rblk_queue_fd(q->cfg.conn), UD_CONN_POLL);
+			q->conn_poll_armed = 1;
+		}
+		ret = io_uring_submit_and_wait(&q->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			rblk_err("queue %u: io_uring: %s", q->cfg.q_id, strerror(-ret));
+			break;
+		}
+		n = 0;
+		io_uring_for_each_cqe(&q->ring, head, cqe) {
+			handle_cqe(q, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&q->ring, n);
+		/* A send may have failed inside submit: pick up its error, and
+		 * whatever answers are already here, without another wakeup. */
+		if (q->cfg.conn && !q->abandoned && rblk_queue_inflight(q->cfg.conn))
+			reap_target(q);
+		if (!q->abandoned && !atomic_load(&q->connected) && q->stopping)
+			abandon_target(q);
+	}
+	io_uring_submit(&q->ring);	/* last commits */
+out:
+	if (write(q->cfg.exit_efd, &one, sizeof(one)) < 0)
+		rblk_warn("queue %u: exit notification: %s", q->cfg.q_id,
+			  strerror(errno));
+	return NULL;
+}
+
+/* ---- create / start / stop / destroy ----------------------------------- */
+
+int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
+{
+	struct ini_queue *q;
+	off_t off;
+	int ret;
+
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		rblk_queue_close(cfg->conn);
+		return -ENOMEM;
+	}
+	q->cfg = *cfg;
+	q->stop_efd = -1;
+	atomic_store(&q->connected, 1);
+
+	q->tags = calloc(cfg->depth, sizeof(*q->tags));
+	q->backlog = calloc(cfg->depth, sizeof(*q->backlog));
+	if (!q->tags || !q->backlog) {
+		ret = -ENOMEM;
+		goto out_destroy;
+	}
+	q->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->stop_efd < 0) {
+		ret = -errno;
+		goto out_destroy;
+	}
+
+	q->descs_len = ((size_t)cfg->depth * sizeof(struct ublksrv_io_desc) + 4095) & ~4095ul;
+	off = UBLKSRV_CMD_BUF_OFFSET + (off_t)cfg->q_id * INI_UBLK_DESC_AREA;
+	q->descs = mmap(NULL, q->descs_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+			cfg->cdev_fd, off);
+	if (q->descs == MAP_FAILED) {
+		q->descs = NULL;
+		ret = -errno;
+		rblk_err("queue %u: mmap descriptors: %s", cfg->q_id, strerror(-ret));
+		goto out_destroy;
+	}
+
+	q->bufs_len = (size_t)cfg->depth * cfg->buf_bytes;
+	q->bufs = mmap(NULL, q->bufs_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->bufs == MAP_FAILED) {
+		q->bufs = NULL;
+		ret = -errno;
+		goto out_destroy;
+	}
+	/* One registration over every tag's buffer: over RDMA the target
+	 * reads and writes them directly. */
+	ret = rblk_queue_reg_buffer(cfg->conn, q->bufs, q->bufs_len);
+	if (ret) {
+		rblk_err("queue %u: registering %zu bytes of I/O buffers: %s",
+			 cfg->q_id, q->bufs_len, strerror(-ret));
+		goto out_destroy;
+	}
+
+	/* Tag commands + conn poll + stop poll + grace timer + cancel. */
+	ret = io_uring_queue_init(cfg->depth + 8, &q->ring, 0);
+	if (ret) {
+		rblk_err("queue %u: io_uring_queue_init: %s", cfg->q_id, strerror(-ret));
+		goto out_destroy;
+	}
+	q->ring_ready = 1;
+	if (sem_init(&q->ready, 0, 0)) {
+		ret = -errno;
+		goto out_destroy;
+	}
+	*qp = q;
+	return 0;
+
+out_destroy:
+	ini_queue_destroy(q);
+	return ret;
+}
+
+void ini_queue_destroy(struct ini_queue *q)
+{
+	if (!q)
+		return;
+	if (q->ring_ready) {
+		io_uring_queue_exit(&q->ring);
+		sem_destroy(&q->ready);
+	}
+	if (q->cfg.conn)
+		rblk_queue_close(q->cfg.conn);
+	if (q->bufs)
+		munmap(q->bufs, q->bufs_len);
+	if (q->descs)
+		munmap((void *)q->descs, q->descs_len);
+	if (q->stop_efd >= 0)
+		close(q->stop_efd);
+	free(q->backlog);
+	free(q->tags);
+	free(q);
+}
+
+int ini_queue_start(struct ini_queue *q)
+{
+	int ret;
+
+	ret = pthread_create(&q->thread, NULL, queue_thread, q);
+	if (ret)
+		return -ret;
+	q->started = 1;
+	while (sem_wait(&q->ready) && errno == EINTR)
+		;
+	return q->start_ret;
+}
+
+void ini_queue_stop(struct ini_queue *q, int grace_ms)
+{
+	uint64_t one = 1;
+
+	atomic_store(&q->grace_ms, grace_ms);
+	if (write(q->stop_efd, &one, sizeof(one)) < 0)
+		rblk_warn("queue %u: stop: %s", q->cfg.q_id, strerror(errno));
+}
+
+int ini_queue_join(struct ini_queue *q, int timeout_ms)
+{
+	struct timespec ts;
+	int ret;
+
+	if (!q->started)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	ret = pthread_timedjoin_np(q->thread, NULL, &ts);
+	if (ret)
+		return -ret;
+	q->started = 0;
+	return 0;
+}
+
+uint64_t ini_queue_served(const struct ini_queue *q)
+{
+	return atomic_load_explicit(&q->served, memory_order_relaxed);
+}
+
+uint64_t ini_queue_failed(const struct ini_queue *q)
+{
+	return atomic_load_explicit(&q->failed, memory_order_relaxed);
+}
+
+int ini_queue_connected(const struct ini_queue *q)
+{
+	return atomic_load(&q->connected);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ublk data path: one thread per ublk hardware queue.  Each owns its
+ * io_uring (FETCH_REQ / COMMIT_AND_FETCH_REQ), its connection to the target
+ * (an rblk_queue, whose fd is polled through the same ring) and the per-tag
+ * I/O buffers, registered with the connection as one area so the RDMA
+ * transport moves data straight in and out of them.
+ */
+#ifndef RBLK_INITIATOR_UBLK_QUEUE_H
+#define RBLK_INITIATOR_UBLK_QUEUE_H
+
+#include <stdint.h>
+
+#include "ublk_compat.h"
+#include "rblk_client.h"
+
+struct ini_queue_cfg {
+	uint32_t dev_id;
+	uint16_t q_id;
+	uint16_t depth;			/* tags; <= the connection's granted depth */
+	uint32_t buf_bytes;		/* per-tag buffer (dev_info.max_io_buf_bytes) */
+	int      cdev_fd;		/* /dev/ublkcN, shared by all queues */
+	int      ioctl_encode;		/* kernel takes UBLK_U_IO_* opcodes */
+	struct rblk_queue *conn;	/* handed over: the queue closes it */
+	int      exit_efd;		/* written once when the thread ends */
+};
+
+struct ini_queue;
+
+/*
+ * Maps the descriptors, allocates and registers the buffers and sets up
+ * the ring; no kernel command is sent yet.  Takes cfg->conn (closed on
+ * failure too).  Returns 0 or -errno.
+ */
+int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp);
+/* Frees everything; the thread must have been joined (or never started). */
+void ini_queue_destroy(struct ini_queue *q);
+
+/*
+ * Starts the thread and waits until it has submitted FETCH_REQ for every
+ * tag (START_DEV may be sent after all queues returned).  0 or -errno.
+ */
+int ini_queue_start(struct ini_queue *q);
+
+/*
+ * Asks the thread to wind down: it keeps serving requests for grace_ms,
+ * then fails whatever the target has not answered with -EIO and answers
+ * new requests with -EIO, so STOP_DEV never waits on a stuck target.
+ * The thread ends once the kernel has aborted every tag (after STOP_DEV).
+ */
+void ini_queue_stop(struct ini_queue *q, int grace_ms);
+
+/* Joins the thread, giving up after timeout_ms: 0, or -ETIMEDOUT. */
+int ini_queue_join(struct ini_queue *q, int timeout_ms);
+
+/* Requests served and failed so far (read without locking: statistics). */
+uint64_t ini_queue_served(const struct ini_queue *q);
+uint64_t ini_queue_failed(const struct ini_queue *q);
+/* 1 while the connection to the target is up. */
+int ini_queue_connected(const struct ini_queue *q);
+
+#endif /* RBLK_INITIATOR_UBLK_QUEUE_H */
