@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdma_probe: a deliberately misbehaving RDMA initiator for the VM tests,
+ * plus a connect/disconnect cycler for leak checks.
+ *
+ *   rdma_probe HOST PORT VOLUME CASE      one hostile case; exit 0 when the
+ *                                         target reacted as CASE expects
+ *   rdma_probe HOST PORT VOLUME cycles N  N x (connect, LOGIN, one 4 KiB
+ *                                         write+read, close) via the client
+ *                                         library; exit 0 when all worked
+ *   rdma_probe list                       the case names
+ *
+ * Hostile cases speak raw verbs (proto/rdma_verbs.h) so they can send what
+ * the client library never would.  Each prints "RESULT: ..." with what it
+ * saw.  Expectations:
+ *   - refused connect (bad private data): REJECTED carrying a status;
+ *   - a capsule the target can parse: an error status on the same QP, and
+ *     the connection still works (a good READ follows and must succeed);
+ *   - a transfer naming memory outside what we registered (bad rkey, bad
+ *     address, descriptor longer than the MR): the RDMA operation fails with
+ *     a remote access error, which is fatal to an RC QP, so the target must
+ *     close this connection (and only this one) within a few seconds;
+ *   - a SEND larger than the target's receive buffers: same, closed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "rblk_client.h"
+#include "rblk_proto.h"
+#include "rdma_verbs.h"
+
+#define BUF_SIZE	(256u << 10)
+#define SLOT		8192
+#define NSLOTS		8
+#define TMO_MS		10000
+
+enum expect {
+	EXP_REJECT,		/* CM reject with a status */
+	EXP_STATUS,		/* error status, connection survives */
+	EXP_CLOSED,		/* target closes this connection */
+};
+
+struct probe {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	uint8_t *msg;			/* NSLOTS recv slots + send area */
+	struct ibv_mr *msg_mr;
+	uint8_t *data;			/* I/O buffer the target may access */
+	struct ibv_mr *data_mr;
+	struct rblk_login_rsp lrsp;
+	int connected;
+};
+
+struct hcase {
+	const char *name;
+	enum expect exp;
+	int want_status;		/* EXP_STATUS / EXP_REJECT: status wanted */
+	const char *what;
+};
+
+static const struct hcase cases[] = {
+	{ "cm-bad-magic", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect private data with a wrong magic" },
+	{ "cm-bad-version", EXP_REJECT, RBLK_S_BAD_VERSION, "connect private data with version 99" },
+	{ "cm-depth0", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect asking for queue depth 0" },
+	{ "cm-short", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect with 4 bytes of private data" },
+	{ "io-before-login", EXP_STATUS, RBLK_S_NOT_LOGGED_IN, "READ before LOGIN" },
+	{ "bad-opcode", EXP_STATUS, RBLK_S_INVALID_OPCODE, "capsule with opcode 99" },
+	{ "too-many-sge", EXP_STATUS, RBLK_S_TOO_LARGE, "READ with more descriptors than negotiated" },
+	{ "sge-sum", EXP_STATUS, RBLK_S_INVALID_FIELD, "descriptor lengths not adding up to the length" },
+	{ "out-of-range", EXP_STATUS, RBLK_S_OUT_OF_RANGE, "READ past the end of the volume" },
+	{ "bad-tag", EXP_STATUS, RBLK_S_BAD_TAG, "tag >= granted depth" },
+	{ "bad-rkey-read", EXP_CLOSED, 0, "READ into a wrong rkey" },
+	{ "bad-rkey-write", EXP_CLOSED, 0, "WRITE (RDMA READ) from a wrong rkey" },
+	{ "bad-addr-read", EXP_CLOSED, 0, "READ into an address outside the registered buffer" },
+	{ "overlong-read", EXP_CLOSED, 0, "READ descriptor running past the end of the MR" },
+	{ "overlong-write", EXP_CLOSED, 0, "WRITE descriptor running past the end of the MR" },
+	{ "huge-send", EXP_CLOSED, 0, "SEND bigger than the target's receive buffers" },
+	{ "short-capsule", EXP_CLOSED, 0, "SEND of 8 bytes (no tag to answer)" },
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void probe_close(struct probe *p)
+{
+	struct rdma_cm_event *ev;
+
+	if (p->connected) {
+		rdma_disconnect(p->id);
+		if (rblk_rdma_wait_event(p->ch, RDMA_CM_EVENT_DISCONNECTED, 1000,
+					 &ev) != -ETIMEDOUT && ev)
+			rdma_ack_cm_event(ev);
+	}
+	rblk_rdma_qp_destroy(p->id);
+	if (p->cc)
+		rblk_rdma_cq_rearm(p->cc, p->cq);
+	rblk_rdma_cq_destroy(p->cc, p->cq);
+	rblk_rdma_mr_dereg(p->data_mr);
+	rblk_rdma_mr_dereg(p->msg_mr);
+	rblk_rdma_pd_free(p->pd);
+	rblk_rdma_id_destroy(p->id);
+	rblk_rdma_channel_destroy(p->ch);
+	free(p->msg);
+	free(p->data);
+}
+
+static int post_recv(struct probe *p, unsigned i)
+{
+	struct ibv_sge s = {
+		.addr = (uintptr_t)(p->msg + i * SLOT), .length = SLOT,
+		.lkey = p->msg_mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &s, .num_sge = 1 };
+
+	return rblk_rdma_post_recv(p->id->qp, &wr);
+}
+
+/* Sends len bytes placed at the send area (after the recv slots). */
+static int send_msg(struct probe *p, uint32_t len)
+{
+	struct ibv_sge s = {
+		.addr = (uintptr_t)(p->msg + NSLOTS * SLOT), .length = len,
+		.lkey = p->msg_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 1000, .sg_list = &s, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+
+	return rblk_rdma_post_send(p->id->qp, &wr);
+}
+
+/*
+ * Waits for the next receive (skipping send completions).  Returns the slot
+ * index, -ECONNRESET when the QP failed/flushed or the target disconnected,
+ * -ETIMEDOUT.
+ */
+static int wait_recv(struct probe *p, int timeout_ms, uint32_t *len)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	struct rdma_cm_event *ev;
+	struct ibv_wc wc;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = p->cc->fd, .events = POLLIN },
+			{ .fd = p->ch->fd, .events = POLLIN },
+		};
+		int n, left;
+
+		if (rblk_rdma_cq_rearm(p->cc, p->cq) < 0)
+			return -EIO;
+		while ((n = rblk_rdma_poll(p->cq, 1, &wc)) == 1) {
+			if (wc.status != IBV_WC_SUCCESS) {
+				printf("  wc %s (wr %lu)\n", rblk_rdma_wc_str(wc.status),
+				       (unsigned long)wc.wr_id);
+				return -ECONNRESET;
+			}
+			if (wc.opcode & IBV_WC_RECV) {
+				*len = wc.byte_len;
+				return (int)wc.wr_id;
+			}
+		}
+		if (rblk_rdma_get_event(p->ch, 0, &ev) == 0) {
+			int type = ev->event;
+
+			printf("  cm event %s\n", rblk_rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+			if (type == RDMA_CM_EVENT_DISCONNECTED) {
+				p->connected = 0;
+				return -ECONNRESET;
+			}
+		}
+		left = (int)(deadline - now_ms());
+		if (left <= 0)
+			return -ETIMEDOUT;
+		poll(pfd, 2, left);
+	}
+}
+
+/* Connects with the given private data; 0, or -ECONNREFUSED with the
+ * reject's status in *rej_status. */
+static int probe_connect(struct probe *p, const char *host, const char *port,
+			 const void *pdata, uint8_t plen, int *rej_status)
+{
+	struct rblk_rdma_qp_caps caps = { 64, NSLOTS, 1, 1, 0 };
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct ibv_device_attr dev;
+	int ret;
+
+	*rej_status = -1;
+	if ((ret = rblk_rdma_channel_create(&p->ch)) ||
+	    (ret = rblk_rdma_id_create(p->ch, p, &p->id)) ||
+	    (ret = rblk_rdma_resolve(p->id, host, port, RBLK_DEFAULT_RDMA_PORT,
+				     TMO_MS)) ||
+	    (ret = rblk_ibv_err(ibv_query_device(p->id->verbs, &dev))) ||
+	    (ret = rblk_rdma_pd_alloc(p->id->verbs, &p->pd)) ||
+	    (ret = rblk_rdma_cq_create(p->id->verbs, 128, p, &p->cc, &p->cq)) ||
+	    (ret = rblk_rdma_qp_create(p->id, p->pd, p->cq, p->cq, NULL, p, &caps)))
+		return ret;
+	p->msg = aligned_alloc(4096, (NSLOTS + 1) * SLOT + (64u << 10));
+	p->data = aligned_alloc(4096, BUF_SIZE);
+	if (!p->msg || !p->data)
+		return -ENOMEM;
+	memset(p->msg, 0, (NSLOTS + 1) * SLOT + (64u << 10));
+	if ((ret = rblk_rdma_mr_reg(p->pd, p->msg, (NSLOTS + 1) * SLOT + (64u << 10),
+				    IBV_ACCESS_LOCAL_WRITE, &p->msg_mr)) ||
+	    (ret = rblk_rdma_mr_reg(p->pd, p->data, BUF_SIZE,
+				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_WRITE, &p->data_mr)))
+		return ret;
+	for (unsigned i = 0; i < NSLOTS; i++)
+		if ((ret = post_recv(p, i)))
+			return ret;
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pdata;
+	cp.private_data_len = plen;
+	cp.responder_resources = (uint8_t)(dev.max_qp_rd_atom > 16 ? 16 : dev.max_qp_rd_atom);
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	if ((ret = rblk_cm_err(rdma_connect(p->id, &cp))))
+		return ret;
+	ret = rblk_rdma_wait_event(p->ch, RDMA_CM_EVENT_ESTABLISHED, TMO_MS, &ev);
+	if (ret && ev && ev->event == RDMA_CM_EVENT_REJECTED) {
+		struct rblk_rdma_cm r;
+
+		if (rblk_decode_rdma_cm(ev->param.conn.private_data,
+					ev->param.conn.private_data_len, &r) == RBLK_S_OK)
+			*rej_status = r.status;
+	}
+	if (ev)
+		rdma_ack_cm_event(ev);
+	if (!ret)
+		p->connected = 1;
+	return ret;
+}
+
+static int probe_login(struct probe *p, const char *volume)
+{
+	struct rblk_login l = { .queue_depth = NSLOTS };
+	uint32_t len;
+	int slot, ret;
+
+	strcpy(l.volume, volume);
+	strcpy(l.host, "rdma-probe");
+	ret = send_msg(p, (uint32_t)rblk_encode_login(p->msg + NSLOTS * SLOT, &l));
+	if (ret)
+		return ret;
+	slot = wait_recv(p, TMO_MS, &len);
+	if (slot < 0)
+		return slot;
+	if (rblk_decode_login_rsp(p->msg + slot * SLOT, len, &p->lrsp) != RBLK_S_OK)
+		return -EPROTO;
+	post_recv(p, (unsigned)slot);
+	if (p->lrsp.status != RBLK_S_OK) {
+		printf("  login refused: %s\n", rblk_status_str(p->lrsp.status));
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Sends a command with the given descriptors and waits for its answer:
+ * returns the status (>= 0) or -errno (-ECONNRESET: connection closed). */
+static int command(struct probe *p, struct rblk_cmd *c, const struct rblk_sge *sgl,
+		   unsigned nsge, int timeout_ms)
+{
+	uint8_t *out = p->msg + NSLOTS * SLOT;
+	uint32_t len = sizeof(struct rblk_wire_cmd) + nsge * sizeof(struct rblk_wire_sge);
+	struct rblk_rsp rsp;
+	uint32_t rlen;
+	int slot, ret;
+
+	c->nsge = (uint16_t)nsge;
+	rblk_encode_cmd(out, c, len);
+	for (unsigned i = 0; i < nsge; i++)
+		rblk_encode_sge(out + sizeof(struct rblk_wire_cmd) +
+				i * sizeof(struct rblk_wire_sge), &sgl[i]);
+	ret = send_msg(p, len);
+	if (ret)
+		return ret;
+	slot = wait_recv(p, timeout_ms, &rlen);
+	if (slot < 0)
+		return slot;
+	ret = rblk_decode_rsp(p->msg + slot * SLOT, rlen, &rsp);
+	post_recv(p, (unsigned)slot);
+	if (ret != RBLK_S_OK || rsp.tag != c->tag)
+		return -EPROTO;
+	return rsp.status;
+}
+
+static int good_read(struct probe *p)
+{
+	struct rblk_cmd c = { .opcode = RBLK_OP_READ, .tag = 1, .length = 4096 };
+	struct rblk_sge s = { (uintptr_t)p->data, p->data_mr->rkey, 4096 };
+
+	return command(p, &c, &s, 1, TMO_MS);
+}
+
+static int run_case(const struct hcase *hc, const char *host, const char *port,
+		    const char *volume)
+{
+	struct rblk_rdma_cm cm = { .queue_id = 0, .queue_depth = NSLOTS };
+	struct wire { uint8_t b[sizeof(struct rblk_wire_rdma_cm)]; } pd;
+	struct probe p;
+	struct rblk_cmd c = { .opcode = RBLK_OP_READ, .tag = 0, .length = 8192 };
+	struct rblk_sge s[RBLK_MAX_SGE + 1];
+	uint8_t plen = sizeof(pd.b);
+	int rej, ret, st = -1;
+	const char *name = hc->name;
+
+	memset(&p, 0, sizeof(p));
+	if (!strcmp(name, "cm-depth0"))
+		cm.queue_depth = 0;
+	rblk_encode_rdma_cm(pd.b, &cm);
+	if (!strcmp(name, "cm-bad-magic"))
+		pd.b[0] ^= 0xff;
+	if (!strcmp(name, "cm-bad-version"))
+		pd.b[4] = 99;
+	if (!strcmp(name, "cm-short"))
+		plen = 4;
+	ret = probe_connect(&p, host, port, pd.b, plen, &rej);
+	if (hc->exp == EXP_REJECT) {
+		printf("RESULT: %s: connect %s, reject status %d (%s)\n", name,
+		       strerror(-ret), rej, rej >= 0 ? rblk_status_str(rej) : "-");
+		probe_close(&p);
+		return ret == -ECONNREFUSED && rej == hc->want_status ? 0 : 1;
+	}
+	if (ret) {
+		printf("RESULT: %s: connect failed: %s\n", name, strerror(-ret));
+		probe_close(&p);
+		return 1;
+	}
+	if (!strcmp(name, "io-before-login")) {
+		s[0] = (struct rblk_sge) { (uintptr_t)p.data, p.data_mr->rkey, 8192 };
+		st = command(&p, &c, s, 1, TMO_MS);
+		goto check;
+	}
+	ret = probe_login(&p, volume);
+	if (ret) {
+		printf("RESULT: %s: login failed: %s\n", name, strerror(-ret));
+		probe_close(&p);
+		return 1;
+	}
+	for (unsigned i = 0; i <= RBLK_MAX_SGE; i++)
+		s[i] = (struct rblk_sge) { (uintptr_t)p.data + i * 4096,
+					   p.data_mr->rkey, 4096 };
+	s[0].length = 8192;
+	if (!strcmp(name, "bad-opcode")) {
+		c.opcode = 99;
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "too-many-sge")) {
+		c.length = 4096 * (p.lrsp.max_sge + 1u);
+		for (unsigned i = 0; i <= p.lrsp.max_sge && i <= RBLK_MAX_SGE; i++)
+			s[i].length = 4096;
+		st = command(&p, &c, s, p.lrsp.max_sge + 1u, TMO_MS);
+	} else if (!strcmp(name, "sge-sum")) {
+		s[0].length = 4096;
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "out-of-range")) {
+		c.offset = p.lrsp.size;
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "bad-tag")) {
+		c.tag = p.lrsp.queue_depth;
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "bad-rkey-read") || !strcmp(name, "bad-rkey-write")) {
+		if (strstr(name, "write"))
+			c.opcode = RBLK_OP_WRITE;
+		c.length = 16384;	/* above the inline size: needs RDMA READ */
+		s[0].rkey ^= 0x5a5a00;
+		s[0].length = 16384;
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "bad-addr-read")) {
+		s[0].addr = (uintptr_t)p.data + BUF_SIZE + (1u << 20);
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "overlong-read") || !strcmp(name, "overlong-write")) {
+		if (strstr(name, "write"))
+			c.opcode = RBLK_OP_WRITE;
+		c.length = 65536;
+		s[0].addr = (uintptr_t)p.data + BUF_SIZE - 4096;
+		s[0].length = 65536;
+		st = command(&p, &c, s, 1, TMO_MS);
+	} else if (!strcmp(name, "huge-send")) {
+		uint8_t *out = p.msg + NSLOTS * SLOT;
+
+		rblk_encode_cmd(out, &(struct rblk_cmd) { .opcode = RBLK_OP_WRITE,
+				.length = 60000 }, 60000 + sizeof(struct rblk_wire_cmd));
+		ret = send_msg(&p, 60000 + sizeof(struct rblk_wire_cmd));
+		uint32_t len;
+
+		st = ret ? ret : wait_recv(&p, TMO_MS, &len);
+		if (st >= 0)
+			st = 0;		/* a response: not what we want */
+	} else if (!strcmp(name, "short-capsule")) {
+		uint32_t len;
+
+		ret = send_msg(&p, 8);
+		st = ret ? ret : wait_recv(&p, TMO_MS, &len);
+		if (st >= 0)
+			st = 0;
+	}
+check:
+	if (st >= 0)
+		printf("RESULT: %s: status %d (%s)\n", name, st, rblk_status_str(st));
+	else
+		printf("RESULT: %s: %s\n", name, st == -ECONNRESET ?
+		       "connection closed by target" : strerror(-st));
+	if (hc->exp == EXP_STATUS) {
+		int ok = st == hc->want_status;
+
+		/* The connection must still work after an error status. */
+		if (ok && strcmp(name, "io-before-login")) {
+			ret = good_read(&p);
+			printf("  follow-up READ: %d (%s)\n", ret,
+			       ret >= 0 ? rblk_status_str(ret) : strerror(-ret));
+			ok = ret == RBLK_S_OK;
+		}
+		probe_close(&p);
+		return ok ? 0 : 1;
+	}
+	probe_close(&p);
+	return st == -ECONNRESET ? 0 : 1;
+}
+
+static int cycles(const char *host, const char *port, const char *volume, int n)
+{
+	void *buf = aligned_alloc(4096, 8192);
+	int fails = 0;
+
+	if (!buf)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct rblk_client_opts o = {
+			.host = host, .port = port, .volume = volume,
+			.hostname = "rdma-probe", .transport = "rdma",
+			.queue_id = (unsigned)i, .queue_depth = 4,
+		};
+		struct rblk_io w = { .opcode = RBLK_OP_WRITE, .offset = 4096 * (i % 64),
+				     .length = 4096, .buf = buf };
+		struct rblk_io r = { .opcode = RBLK_OP_READ, .offset = w.offset,
+				     .length = 4096, .buf = (char *)buf + 4096 };
+		struct rblk_io *done[2];
+		struct rblk_queue *q;
+		char err[256];
+		int ret, got = 0;
+
+		memset(buf, i & 0xff, 4096);
+		ret = rblk_queue_open(&o, &q, NULL, err, sizeof(err));
+		if (ret) {
+			printf("cycle %d: open: %s\n", i, err);
+			fails++;
+			continue;
+		}
+		ret = rblk_queue_reg_buffer(q, buf, 8192);
+		if (!ret)
+			ret = rblk_queue_submit(q, &w);
+		while (!ret && got < 1) {
+			ret = rblk_queue_reap(q, done, 1, 2, TMO_MS);
+			got += ret > 0 ? ret : 0;
+			ret = ret < 0 ? ret : (ret == 0 ? -ETIMEDOUT : 0);
+		}
+		if (!ret)
+			ret = rblk_queue_submit(q, &r);
+		while (!ret && got < 2) {
+			ret = rblk_queue_reap(q, done, 1, 2, TMO_MS);
+			got += ret > 0 ? ret : 0;
+			ret = ret < 0 ? ret : (ret == 0 ? -ETIMEDOUT : 0);
+		}
+		if (ret || w.status || r.status ||
+		    memcmp(buf, (char *)buf + 4096, 4096)) {
+			printf("cycle %d: I/O failed: %d w=%d r=%d\n", i, ret,
+			       w.status, r.status);
+			fails++;
+		}
+		rblk_queue_close(q);
+	}
+	free(buf);
+	printf("RESULT: cycles: %d of %d failed\n", fails, n);
+	return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	rblk_log_init("rdma_probe");
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf("%s\t%s\n", cases[i].name, cases[i].what);
+		return 0;
+	}
+	if (argc == 6 && !strcmp(argv[4], "cycles"))
+		return cycles(argv[1], argv[2], argv[3], atoi(argv[5]));
+	if (argc != 5) {
+		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N | list\n");
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(cases[i].name, argv[4]))
+			return run_case(&cases[i], argv[1], argv[2], argv[3]);
+	fprintf(stderr, "rdma_probe: unknown case %s\n", argv[4]);
+	return 2;
+}
