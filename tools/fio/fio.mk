@@ -66,12 +66,15 @@ $(FIO_ENGINE): tools/fio/rblk_engine.c $(FIO_ENGINE_OBJS) $(FIO_STAMP)
 		rm -f $@; \
 	fi
 
-# fio built from the same tree: certainly ABI-identical to the engine.
+# fio built from the same tree: certainly ABI-identical to the engine.  Our
+# command-line variables (CFLAGS=, BUILD=) must not leak into fio's make.
 $(FIO_SRC)/fio: $(FIO_STAMP)
 	@if [ -f $(FIO_SRC)/config-host.h ]; then \
-		echo "building fio in $(FIO_SRC) (once; kept across make clean)"; \
-		$(MAKE) -C $(FIO_SRC) -s fio >$(BUILD)/fio-build.log 2>&1 || \
+		echo "making fio in $(FIO_SRC) (incremental; the tree outlives make clean)"; \
+		env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
+			$(MAKE) -C $(FIO_SRC) -j$$(nproc) fio >$(BUILD)/fio-build.log 2>&1 || \
 			{ echo "building fio failed: see $(BUILD)/fio-build.log"; exit 1; }; \
+		touch $@; \
 	fi
 
 # Which fio the tests load the engine into: Debian's /usr/bin/fio when it is
