@@ -89,7 +89,7 @@ $(BUILD)/rblk-target: $(call obj,target/main.c) $(LIBTARGET) $(LIBPROTO)
 $(BUILD)/rblk-initiator: $(call obj,initiator/main.c) $(LIBINIT) $(LIBCLIENT) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/rblkctl: $(call obj,$(CTL_SRC)) $(LIBCLIENT) $(LIBPROTO)
+$(BUILD)/rblkctl: $(call obj,$(CTL_SRC)) $(LIBINIT) $(LIBCLIENT) $(LIBPROTO)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Unit tests link every library so any module can be tested alone.

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblkctl: the admin CLI.  One table of commands; each command parses its
+ * own options (and answers --help) and returns the exit status.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "attach.h"
+#include "log.h"
+
+struct ctl_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{ .name = "attach", .fn = rblkctl_attach,
+	  .help = "attach a remote volume as /dev/ublkbN" },
+	{ .name = "detach", .fn = rblkctl_detach,
+	  .help = "detach DEVICE or --all" },
+	{ .name = "list",   .fn = rblkctl_list,
+	  .help = "list attached devices" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rblkctl COMMAND [options]   (rblkctl COMMAND --help)\n");
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		fprintf(f, "  %-10s %s\n", ctl_cmds[i].name, ctl_cmds[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	rblk_log_init("rblkctl");
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (!strcmp(argv[1], ctl_cmds[i].name))
+			return ctl_cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "rblkctl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
