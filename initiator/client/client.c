@@ -242,7 +242,7 @@ static int login_round(const struct rblk_client_transport_ops *ops,
 }
 
 static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
-		    unsigned want_depth, int64_t deadline,
+		    const char *host, unsigned want_depth, int64_t deadline,
 		    char *errbuf, size_t errlen)
 {
 	struct rblk_login l;
@@ -253,9 +253,7 @@ static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
 	l.queue_id = (uint16_t)opts->queue_id;
 	l.queue_depth = (uint16_t)want_depth;
 	strcpy(l.volume, opts->volume);
-	ret = pick_hostname(opts, l.host, errbuf, errlen);
-	if (ret)
-		return ret;
+	strcpy(l.host, host);
 
 	ret = login_round(q->ops, q->conn, &l, &rsp, deadline, errbuf, errlen);
 	if (ret)
@@ -320,6 +318,7 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	unsigned want = opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
 	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
 	int64_t deadline = now_ms() + timeout;
+	char host[RBLK_NAME_MAX];
 	struct rblk_client_geometry g;
 	struct rblk_queue *q;
 	int ret;
@@ -336,6 +335,10 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 			want, RBLK_MAX_QUEUE_DEPTH);
 		return -EINVAL;
 	}
+	/* Every local mistake is reported before touching the network. */
+	ret = pick_hostname(opts, host, errbuf, errlen);
+	if (ret)
+		return ret;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		set_err(errbuf, errlen, "out of memory");
@@ -344,7 +347,7 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	ret = open_conn(opts, want, &q->ops, &q->conn, errbuf, errlen);
 	if (ret)
 		goto out_free_queue;
-	ret = do_login(opts, q, want, deadline, errbuf, errlen);
+	ret = do_login(opts, q, host, want, deadline, errbuf, errlen);
 	if (ret)
 		goto out_close_conn;
 	ret = alloc_tags(q, q->info.queue_depth);

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Client library over TCP against a scripted in-process target (a thread on
+ * loopback): login, tags and depth, data round trips, out-of-order and
+ * batched responses, and the rule that anything malformed from the target
+ * fails every outstanding I/O and kills the queue.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rblk_client.h"
+#include "log.h"
+
+#define VOL_SIZE	(8u << 20)
+#define DEPTH		8
+
+enum misbehave {
+	MB_NONE,
+	MB_BAD_TAG,		/* answer a READ on a tag that is not in flight */
+	MB_SHORT_READ,		/* READ data shorter than asked */
+	MB_BAD_VERSION,		/* response header with version 9 */
+	MB_CLOSE,		/* hang up instead of answering a READ */
+	MB_SILENT,		/* never answer */
+	MB_DATA_ON_WRITE,	/* data bytes after a WRITE response */
+	MB_HUGE_LENGTH,		/* header length far above max_io */
+};
+
+struct fake {
+	int lfd;
+	char port[16];
+	pthread_t thr;
+	enum misbehave mb;
+	unsigned batch;		/* hold this many commands, answer in reverse */
+	uint16_t grant;		/* depth granted */
+	uint8_t *vol;
+};
+
+static int rfull(int fd, void *b, size_t n)
+{
+	size_t g = 0;
+
+	while (g < n) {
+		ssize_t r = read(fd, (uint8_t *)b + g, n - g);
+
+		if (r <= 0)
+			return -1;
+		g += (size_t)r;
+	}
+	return 0;
+}
+
+static int wfull(int fd, const void *b, size_t n)
+{
+	size_t g = 0;
+
+	while (g < n) {
+		/* The client may have hung up already: no SIGPIPE. */
+		ssize_t r = send(fd, (const uint8_t *)b + g, n - g, MSG_NOSIGNAL);
+
+		if (r <= 0)
+			return -1;
+		g += (size_t)r;
+	}
+	return 0;
+}
+
+struct held {
+	struct rblk_cmd cmd;
+	uint8_t *data;
+};
+
+/* Answers one command the honest way (or not, per f->mb). */
+static int answer(struct fake *f, int c, struct held *h)
+{
+	struct rblk_rsp r = { .tag = h->cmd.tag, .status = RBLK_S_OK };
+	uint8_t out[sizeof(struct rblk_wire_rsp)];
+	uint32_t dl = 0;
+
+	switch (h->cmd.opcode) {
+	case RBLK_OP_READ:
+		dl = h->cmd.length;
+		r.value = dl;
+		if (f->mb == MB_BAD_TAG)
+			r.tag += 100;
+		if (f->mb == MB_SHORT_READ)
+			r.value = dl = dl / 2;
+		if (f->mb == MB_CLOSE)
+			return -1;
+		break;
+	case RBLK_OP_WRITE:
+		memcpy(f->vol + h->cmd.offset, h->data, h->cmd.length);
+		r.value = h->cmd.length;
+		break;
+	default:
+		break;
+	}
+	if (f->mb == MB_DATA_ON_WRITE && h->cmd.opcode == RBLK_OP_WRITE) {
+		/* A well-formed PDU (value = data bytes), wrong for a WRITE. */
+		r.value = 4;
+		rblk_encode_rsp(out, &r, 4);
+		return wfull(c, out, sizeof(out)) || wfull(c, "junk", 4) ? -1 : 0;
+	}
+	rblk_encode_rsp(out, &r, dl);
+	if (f->mb == MB_BAD_VERSION)
+		out[1] = 9;
+	if (f->mb == MB_HUGE_LENGTH) {
+		uint32_t len = htole32(64u << 20);
+
+		memcpy(out + 4, &len, 4);
+	}
+	if (wfull(c, out, sizeof(out)))
+		return -1;
+	if (dl)
+		return wfull(c, f->vol + h->cmd.offset, dl);
+	return 0;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	static uint8_t buf[RBLK_MAX_PDU];
+	struct held held[DEPTH];
+	unsigned nheld = 0;
+	uint32_t len;
+	uint8_t type;
+	int c;
+
+	c = accept(f->lfd, NULL, NULL);
+	if (c < 0)
+		return NULL;
+	for (;;) {
+		if (rfull(c, buf, 8) ||
+		    rblk_decode_hdr(buf, 8, RBLK_MAX_PDU, &type, &len) != RBLK_S_OK ||
+		    rfull(c, buf + 8, len - 8))
+			break;
+		if (type == RBLK_PDU_LOGIN) {
+			struct rblk_login l;
+			struct rblk_login_rsp r = {
+				.queue_depth = f->grant, .size = VOL_SIZE,
+				.block_size = 512, .max_io = 1u << 20,
+				.inline_size = 4096, .max_sge = 1, .session_id = 42,
+				.vol_flags = RBLK_VOL_F_FLUSH | RBLK_VOL_F_DISCARD,
+			};
+
+			if (rblk_decode_login(buf, len, &l) != RBLK_S_OK)
+				break;
+			if (strcmp(l.volume, "vol0"))
+				r.status = RBLK_S_NO_SUCH_VOLUME;
+			if (l.queue_depth < r.queue_depth)
+				r.queue_depth = l.queue_depth;
+			wfull(c, buf, rblk_encode_login_rsp(buf, &r));
+			continue;
+		}
+		if (type == RBLK_PDU_DISCOVER) {
+			struct rblk_discover_entry e = { .size = VOL_SIZE, .block_size = 512 };
+			size_t n = rblk_encode_discover_rsp(buf, RBLK_S_OK, 2);
+
+			strcpy(e.volume, "vol0");
+			n += rblk_encode_discover_entry(buf + n, &e);
+			strcpy(e.volume, "vol1");
+			n += rblk_encode_discover_entry(buf + n, &e);
+			wfull(c, buf, n);
+			continue;
+		}
+		{
+			struct rblk_cmd_limits lim = { DEPTH, 1u << 20, 4096, 1, 1 };
+			struct rblk_sge sgl[1];
+			struct held *h = &held[nheld++];
+
+			if (type != RBLK_PDU_CMD ||
+			    rblk_decode_cmd(buf, len, &lim, &h->cmd, sgl) != RBLK_S_OK)
+				break;
+			h->data = malloc(h->cmd.inline_len + 1);
+			memcpy(h->data, buf + sizeof(struct rblk_wire_cmd), h->cmd.inline_len);
+		}
+		if (f->mb == MB_SILENT) {
+			free(held[--nheld].data);
+			continue;
+		}
+		if (nheld < (f->batch ? f->batch : 1))
+			continue;
+		/* Reverse order: the client must not assume FIFO answers. */
+		while (nheld) {
+			struct held *h = &held[--nheld];
+			int ret = answer(f, c, h);
+
+			free(h->data);
+			if (ret) {
+				while (nheld)
+					free(held[--nheld].data);
+				goto out;
+			}
+		}
+	}
+out:
+	while (nheld)
+		free(held[--nheld].data);
+	close(c);
+	return NULL;
+}
+
+static struct fake *fake_start(enum misbehave mb, unsigned batch, uint16_t grant)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+
+	assert_non_null(f);
+	f->mb = mb;
+	f->batch = batch;
+	f->grant = grant;
+	f->vol = calloc(1, VOL_SIZE);
+	f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(f->lfd >= 0);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(f->port, sizeof(f->port), "%u", ntohs(a.sin_port));
+	assert_int_equal(pthread_create(&f->thr, NULL, fake_main, f), 0);
+	return f;
+}
+
+static void fake_stop(struct fake *f)
+{
+	/* Unblocks accept() if the test never connected. */
+	shutdown(f->lfd, SHUT_RDWR);
+	pthread_join(f->thr, NULL);
+	close(f->lfd);
+	free(f->vol);
+	free(f);
+}
+
+static struct rblk_queue *open_q(struct fake *f, unsigned depth,
+				 struct rblk_volume_info *info)
+{
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .port = f->port, .volume = "vol0",
+		.hostname = "unit-test", .queue_depth = depth, .timeout_ms = 2000,
+	};
+	struct rblk_queue *q = NULL;
+	char err[256];
+
+	assert_int_equal(rblk_queue_open(&o, &q, info, err, sizeof(err)), 0);
+	return q;
+}
+
+static void test_login_geometry(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 0, 4);
+	struct rblk_volume_info info;
+	struct rblk_queue *q = open_q(f, DEPTH, &info);
+
+	assert_int_equal(info.size, VOL_SIZE);
+	assert_int_equal(info.block_size, 512);
+	assert_int_equal(info.queue_depth, 4);	/* target lowered it */
+	assert_int_equal(info.session_id, 42);
+	assert_true(rblk_queue_fd(q) >= 0);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+static void test_login_refused(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .port = f->port, .volume = "nope",
+		.hostname = "unit-test", .timeout_ms = 2000,
+	};
+	struct rblk_queue *q = NULL;
+	char err[256];
+
+	assert_int_equal(rblk_queue_open(&o, &q, NULL, err, sizeof(err)), -ENOENT);
+	assert_null(q);
+	assert_non_null(strstr(err, "no such volume"));
+	fake_stop(f);
+}
+
+static void test_bad_options(void **state)
+{
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .port = "1", .volume = "bad/name",
+		.hostname = "unit-test",
+	};
+	struct rblk_queue *q = NULL;
+	char err[256];
+
+	assert_int_equal(rblk_queue_open(&o, &q, NULL, err, sizeof(err)), -EINVAL);
+	o.volume = "vol0";
+	o.transport = "carrier-pigeon";
+	assert_int_equal(rblk_queue_open(&o, &q, NULL, err, sizeof(err)),
+			 -EPROTONOSUPPORT);
+	o.transport = NULL;
+	o.hostname = "bad host";
+	assert_int_equal(rblk_queue_open(&o, &q, NULL, err, sizeof(err)), -EINVAL);
+}
+
+static void test_connect_refused(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .volume = "vol0", .hostname = "unit-test",
+		.timeout_ms = 2000,
+	};
+	struct rblk_queue *q = NULL;
+	char port[16], err[256];
+
+	/* The fake's port, once it stops listening, refuses. */
+	strcpy(port, f->port);
+	fake_stop(f);
+	o.port = port;
+	assert_int_equal(rblk_queue_open(&o, &q, NULL, err, sizeof(err)),
+			 -ECONNREFUSED);
+}
+
+static void fill(uint8_t *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 7 + seed);
+}
+
+/* DEPTH writes answered in reverse order, then reads of each back. */
+static void test_roundtrip_out_of_order(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, DEPTH, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	static uint8_t wbuf[DEPTH][8192], rbuf[DEPTH][8192];
+	struct rblk_io io[DEPTH], extra = { .opcode = RBLK_OP_FLUSH };
+	struct rblk_io *done[DEPTH];
+	unsigned got = 0;
+
+	for (unsigned i = 0; i < DEPTH; i++) {
+		fill(wbuf[i], sizeof(wbuf[i]), i);
+		io[i] = (struct rblk_io) { .opcode = RBLK_OP_WRITE, .offset = i * 8192,
+					   .length = 8192, .buf = wbuf[i] };
+		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
+	}
+	assert_int_equal(rblk_queue_inflight(q), DEPTH);
+	assert_int_equal(rblk_queue_submit(q, &extra), -EBUSY);
+	while (got < DEPTH) {
+		int n = rblk_queue_reap(q, done, 1, DEPTH, 2000);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(done[i]->status, RBLK_S_OK);
+		got += (unsigned)n;
+	}
+	assert_memory_equal(f->vol + 3 * 8192, wbuf[3], 8192);
+
+	for (unsigned i = 0; i < DEPTH; i++) {
+		io[i] = (struct rblk_io) { .opcode = RBLK_OP_READ, .offset = i * 8192,
+					   .length = 8192, .buf = rbuf[i] };
+		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
+	}
+	for (got = 0; got < DEPTH;) {
+		int n = rblk_queue_reap(q, done, DEPTH, DEPTH, 2000);
+
+		assert_true(n > 0);
+		got += (unsigned)n;
+	}
+	for (unsigned i = 0; i < DEPTH; i++)
+		assert_memory_equal(rbuf[i], wbuf[i], 8192);
+	assert_int_equal(rblk_queue_inflight(q), 0);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+/* 1 MiB READ (received straight into the buffer) between small ones. */
+static void test_big_read(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 3, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	uint8_t *big = malloc(1u << 20), small[2][512];
+	struct rblk_io io[3] = {
+		{ .opcode = RBLK_OP_READ, .offset = 0, .length = 512, .buf = small[0] },
+		{ .opcode = RBLK_OP_READ, .offset = 1u << 20, .length = 1u << 20, .buf = big },
+		{ .opcode = RBLK_OP_READ, .offset = 4096, .length = 512, .buf = small[1] },
+	};
+	struct rblk_io *done[3];
+	int n = 0;
+
+	fill(f->vol, VOL_SIZE, 5);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
+	while (n < 3) {
+		int r = rblk_queue_reap(q, done, 1, 3, 2000);
+
+		assert_true(r > 0);
+		n += r;
+	}
+	assert_memory_equal(big, f->vol + (1u << 20), 1u << 20);
+	assert_memory_equal(small[0], f->vol, 512);
+	assert_memory_equal(small[1], f->vol + 4096, 512);
+	rblk_queue_close(q);
+	fake_stop(f);
+	free(big);
+}
+
+static void test_invalid_io(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	uint8_t b[512];
+	struct rblk_io bad[] = {
+		{ .opcode = 77 },
+		{ .opcode = RBLK_OP_READ, .length = 512 },		/* no buffer */
+		{ .opcode = RBLK_OP_READ, .length = 2u << 20, .buf = b },	/* > max_io */
+		{ .opcode = RBLK_OP_FLUSH, .length = 512 },
+		{ .opcode = RBLK_OP_READ, .length = 512, .buf = b, .flags = RBLK_CMD_F_FUA },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rblk_queue_submit(q, &bad[i]), -EINVAL);
+	assert_int_equal(rblk_queue_inflight(q), 0);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+/* Sends a WRITE and two READs, expects all three back failed, then a dead
+ * queue: reap says -ENOTCONN and submit refuses. */
+static void expect_queue_killed(enum misbehave mb)
+{
+	struct fake *f = fake_start(mb, 3, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	static uint8_t b[3][4096];
+	/* Answered in reverse: the last READ first, then the WRITE. */
+	struct rblk_io io[3] = {
+		{ .opcode = RBLK_OP_READ, .offset = 0, .length = 4096, .buf = b[1] },
+		{ .opcode = RBLK_OP_WRITE, .offset = 0, .length = 4096, .buf = b[0] },
+		{ .opcode = RBLK_OP_READ, .offset = 8192, .length = 4096, .buf = b[2] },
+	};
+	struct rblk_io *done[3];
+	unsigned failed = 0, got = 0;
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
+	while (got < 3) {
+		int n = rblk_queue_reap(q, done, 3 - got, 3, 2000);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			failed += done[i]->status == RBLK_S_IO_ERROR;
+		got += (unsigned)n;
+	}
+	/* At most the first answer (a READ, when the WRITE misbehaves) is good. */
+	assert_true(failed >= 2);
+	/* Nothing left to hand back: the queue reports why it died. */
+	assert_true(rblk_queue_reap(q, done, 0, 3, 0) < 0);
+	assert_true(rblk_queue_reap(q, done, 1, 3, 100) < 0);
+	assert_int_equal(rblk_queue_submit(q, &io[0]), -ENOTCONN);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+static void test_bad_tag(void **state)		{ expect_queue_killed(MB_BAD_TAG); }
+static void test_short_read(void **state)	{ expect_queue_killed(MB_SHORT_READ); }
+static void test_bad_version(void **state)	{ expect_queue_killed(MB_BAD_VERSION); }
+static void test_peer_close(void **state)	{ expect_queue_killed(MB_CLOSE); }
+static void test_data_on_write(void **state)	{ expect_queue_killed(MB_DATA_ON_WRITE); }
+static void test_huge_length(void **state)	{ expect_queue_killed(MB_HUGE_LENGTH); }
+
+static void test_reap_timeout(void **state)
+{
+	struct fake *f = fake_start(MB_SILENT, 0, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	struct rblk_io io = { .opcode = RBLK_OP_FLUSH };
+	struct rblk_io *done[1];
+	struct timespec a, b;
+	long ms;
+
+	assert_int_equal(rblk_queue_submit(q, &io), 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(rblk_queue_reap(q, done, 1, 1, 200), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	assert_true(ms >= 150 && ms < 2000);
+	assert_int_equal(rblk_queue_reap(q, done, 0, 1, 0), 0);
+	/* Closing with I/O outstanding marks it failed. */
+	rblk_queue_close(q);
+	assert_int_equal(io.status, RBLK_S_IO_ERROR);
+	fake_stop(f);
+}
+
+static void test_discover(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .port = f->port, .hostname = "unit-test",
+		.timeout_ms = 2000,
+	};
+	struct rblk_discover_entry e[4];
+	char err[256];
+
+	assert_int_equal(rblk_discover(&o, e, 4, err, sizeof(err)), 2);
+	assert_string_equal(e[0].volume, "vol0");
+	assert_string_equal(e[1].volume, "vol1");
+	assert_int_equal(e[1].size, VOL_SIZE);
+	fake_stop(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_login_geometry),
+		cmocka_unit_test(test_login_refused),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_roundtrip_out_of_order),
+		cmocka_unit_test(test_big_read),
+		cmocka_unit_test(test_invalid_io),
+		cmocka_unit_test(test_bad_tag),
+		cmocka_unit_test(test_short_read),
+		cmocka_unit_test(test_bad_version),
+		cmocka_unit_test(test_peer_close),
+		cmocka_unit_test(test_data_on_write),
+		cmocka_unit_test(test_huge_length),
+		cmocka_unit_test(test_reap_timeout),
+		cmocka_unit_test(test_discover),
+	};
+
+	/* Keep expected protocol errors out of the test output. */
+	rblk_log_level = RBLK_LOG_ERR - 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
