@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Storage backends.  A backend is a const struct tgt_backend_ops in the
+ * registry (backend.c); volumes pick one by name.  I/O is asynchronous and
+ * runs on the reactor thread that owns the request: submit() starts it and
+ * io->complete() is called later on the same thread, never from inside
+ * submit().
+ */
+#ifndef RBLK_TARGET_BACKEND_H
+#define RBLK_TARGET_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "reactor.h"
+#include "volume.h"
+
+#define TGT_BACKEND_MAX		8
+
+enum tgt_io_op {
+	TGT_IO_READ = 1,
+	TGT_IO_WRITE,
+	TGT_IO_FLUSH,
+	TGT_IO_DISCARD,
+	TGT_IO_WRITE_ZEROES,
+};
+
+struct tgt_io {
+	struct tgt_event ev;		/* backend-private completion plumbing */
+	struct tgt_reactor *r;
+	struct tgt_volume *vol;
+	uint8_t  op;			/* enum tgt_io_op */
+	bool     fua;			/* WRITE/WRITE_ZEROES: durable first */
+	uint64_t offset;
+	uint32_t length;
+	void    *buf;			/* READ/WRITE data */
+	int      buf_index;		/* io_uring fixed buffer, -1 = none */
+	/* Called once on the reactor thread: res is 0 or -errno. */
+	void   (*complete)(struct tgt_io *io, int res);
+	/* backend-private progress */
+	uint32_t done_bytes;
+	uint8_t  stage;
+	void    *be_priv;
+};
+
+/* Backend flags */
+#define TGT_BE_F_NO_STORE	(1u << 0)	/* no path: null */
+
+struct tgt_backend_ops {
+	const char *name;
+	unsigned flags;			/* TGT_BE_F_* */
+	/*
+	 * Optional, main thread at startup, after volume.c opened vol->fd
+	 * buffered: may reopen it (O_DIRECT) or set vol->be_priv.  0 or -errno.
+	 */
+	int  (*open)(struct tgt_volume *vol);
+	/* Optional, main thread at exit: undoes open (volume.c closes fd). */
+	void (*close)(struct tgt_volume *vol);
+	/*
+	 * Optional, reactor thread, on first use by that reactor: creates the
+	 * reactor-local context stored in *ctx.  0 or -errno.
+	 */
+	int  (*reactor_init)(struct tgt_reactor *r, void **ctx);
+	/* Optional, reactor destroy (thread joined): frees ctx. */
+	void (*reactor_exit)(struct tgt_reactor *r, void *ctx);
+	/*
+	 * Required, reactor thread: starts io.  Returns 0 when io->complete
+	 * will be called, or -errno (complete will NOT be called).
+	 */
+	int  (*submit)(struct tgt_io *io, void *ctx);
+};
+
+/* Registry lookups.  tgt_backend_find returns NULL for unknown names. */
+const struct tgt_backend_ops *tgt_backend_find(const char *name);
+const struct tgt_backend_ops *tgt_backend_at(unsigned i);
+int tgt_backend_index(const struct tgt_backend_ops *be);
+/* "uring, aio, null" for messages (static string). */
+const char *tgt_backend_names(void);
+
+/*
+ * Submits io with vol's backend, creating the reactor context on first
+ * use.  Same contract as ops->submit.
+ */
+int tgt_backend_submit(struct tgt_io *io);
+
+extern const struct tgt_backend_ops tgt_backend_uring;
+extern const struct tgt_backend_ops tgt_backend_aio;
+extern const struct tgt_backend_ops tgt_backend_null;
+extern const struct tgt_backend_ops tgt_backend_fault;
+
+/*
+ * Helpers shared by backends (backend.c), reactor thread:
+ * FLUSH/DISCARD/WRITE_ZEROES through the reactor's io_uring (fsync,
+ * fallocate) or, for block devices, a synchronous ioctl completed via
+ * tgt_reactor_defer.  Same contract as ops->submit.
+ */
+int tgt_be_submit_sync_class(struct tgt_io *io);
+
+/* Probe O_DIRECT on path: reopens it with O_DIRECT and reads one block.
+ * Returns the new fd (>= 0) or -errno (caller keeps its buffered fd). */
+int tgt_be_open_direct(struct tgt_volume *vol);
+
+#endif /* RBLK_TARGET_BACKEND_H */

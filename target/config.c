@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: MIT
+/*
+ * INI-style target config: parse (pure: text -> struct) and format (struct
+ * -> text).  Every refusal names FILE:LINE and the field, so an operator can
+ * fix the file without guessing; a refused config changes nothing.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "log.h"
+
+#define CFG_MAX_TEXT	(1u << 20)	/* a config is small; refuse megabytes */
+#define CFG_MAX_VOLUMES	4096
+
+static const char *const level_names[] = { "err", "warn", "info", "debug" };
+
+void tgt_config_init(struct tgt_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->log_level = -1;
+	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
+	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
+}
+
+void tgt_config_free(struct tgt_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->n_listen_tcp; i++)
+		free(cfg->listen_tcp[i]);
+	free(cfg->listen_rdma);
+	free(cfg->admin_socket);
+	free(cfg->volume_dir);
+	for (unsigned i = 0; i < cfg->n_vols; i++) {
+		free(cfg->vols[i].path);
+		for (unsigned h = 0; h < cfg->vols[i].n_allow_hosts; h++)
+			free(cfg->vols[i].allow_hosts[h]);
+		free(cfg->vols[i].allow_hosts);
+		free(cfg->vols[i].secret_file);
+	}
+	free(cfg->vols);
+	tgt_config_init(cfg);
+}
+
+struct tgt_volume_cfg *tgt_config_find_volume(const struct tgt_config *cfg,
+					      const char *name)
+{
+	for (unsigned i = 0; i < cfg->n_vols; i++)
+		if (!strcmp(cfg->vols[i].name, name))
+			return &cfg->vols[i];
+	return NULL;
+}
+
+int tgt_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	case 'p': case 'P': shift = 50; end++; break;
+	default: break;
+	}
+	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int tgt_split_hostport(const char *s, char *host, size_t hostlen,
+		       unsigned *port)
+{
+	const char *colon, *hs = s, *he;
+	unsigned long p;
+	char *end;
+
+	if (*s == '[') {
+		he = strchr(s, ']');
+		if (!he || he[1] != ':')
+			return -EINVAL;
+		hs = s + 1;
+		colon = he + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || memchr(s, ':', colon - s))
+			return -EINVAL;	/* bare IPv6 needs brackets */
+		he = colon;
+	}
+	if (he == hs || (size_t)(he - hs) >= hostlen)
+		return -EINVAL;
+	if (!isdigit((unsigned char)colon[1]))
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || p == 0 || p > 65535)
+		return -EINVAL;
+	memcpy(host, hs, he - hs);
+	host[he - hs] = '\0';
+	*port = p;
+	return 0;
+}
+
+/* ---- parser ---------------------------------------------------------- */
+
+struct parser {
+	const char *fname;
+	int line;
+	char *err;
+	size_t errlen;
+	struct tgt_config *cfg;
+	struct tgt_volume_cfg *vol;	/* current [volume] section, or NULL */
+	int in_target;			/* inside [target] */
+	unsigned seen;			/* bit per key in the current section */
+	int target_seen;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int perr(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	if (p->err && p->errlen) {
+		n = snprintf(p->err, p->errlen, "%s:%d: ", p->fname, p->line);
+		if (n < 0 || (size_t)n >= p->errlen)
+			n = 0;
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* "# x" and "; x" start a comment at line start or after white space. */
+static void strip_comment(char *s)
+{
+	for (char *c = s; *c; c++) {
+		if ((*c == '#' || *c == ';') &&
+		    (c == s || c[-1] == ' ' || c[-1] == '\t')) {
+			*c = '\0';
+			return;
+		}
+	}
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (unsigned i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_uint(const char *v, unsigned max, unsigned *out)
+{
+	unsigned long n;
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n > max)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+static int parse_listen_tcp(struct parser *p, char *v)
+{
+	struct tgt_config *cfg = p->cfg;
+	char host[256];
+	unsigned port;
+	char *save = NULL, *tok;
+
+	for (tok = strtok_r(v, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		tok = trim(tok);
+		if (!*tok)
+			continue;
+		if (tgt_split_hostport(tok, host, sizeof(host), &port))
+			return perr(p, "field 'listen_tcp': '%s' is not host:port (IPv6 as [addr]:port)", tok);
+		for (unsigned i = 0; i < cfg->n_listen_tcp; i++)
+			if (!strcmp(cfg->listen_tcp[i], tok))
+				return perr(p, "field 'listen_tcp': '%s' listed twice", tok);
+		if (cfg->n_listen_tcp == TGT_CFG_MAX_LISTEN)
+			return perr(p, "field 'listen_tcp': more than %d addresses",
+				    TGT_CFG_MAX_LISTEN);
+		cfg->listen_tcp[cfg->n_listen_tcp] = strdup(tok);
+		if (!cfg->listen_tcp[cfg->n_listen_tcp])
+			return -ENOMEM;
+		cfg->n_listen_tcp++;
+	}
+	return 0;
+}
+
+enum {
+	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
+	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR,
+};
+enum { K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE };
+
+static const char *const target_keys[] = {
+	[K_LISTEN_TCP] = "listen_tcp", [K_LISTEN_RDMA] = "listen_rdma",
+	[K_REACTORS] = "reactors", [K_LOG_LEVEL] = "log_level",
+	[K_MAX_QD] = "max_queue_depth", [K_BUFFER_MB] = "reactor_buffer_mb",
+	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
+};
+static const char *const volume_keys[] = {
+	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
+	[K_READ_ONLY] = "read_only", [K_ALLOW_HOSTS] = "allow_hosts",
+	[K_SECRET_FILE] = "secret_file",
+};
+
+/* Absolute path value (admin_socket, volume_dir, secret_file). */
+static int parse_abs_path(struct parser *p, const char *field, const char *v,
+			  size_t max, char **out)
+{
+	if (*v != '/')
+		return perr(p, "field '%s': '%s' is not an absolute path", field, v);
+	if (strlen(v) >= max)
+		return perr(p, "field '%s': path longer than %zu bytes", field, max - 1);
+	*out = strdup(v);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* "a, b, 10.0.0.1": host names or addresses; empty = any host. */
+static int parse_allow_hosts(struct parser *p, char *v)
+{
+	struct tgt_volume_cfg *vol = p->vol;
+	char *save = NULL, *tok, **h;
+
+	for (tok = strtok_r(v, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		tok = trim(tok);
+		if (!*tok)
+			continue;
+		if (rblk_name_valid(tok))
+			return perr(p, "volume '%s': field 'allow_hosts': '%s' is not a valid host name or address",
+				    vol->name, tok);
+		for (unsigned i = 0; i < vol->n_allow_hosts; i++)
+			if (!strcmp(vol->allow_hosts[i], tok))
+				return perr(p, "volume '%s': field 'allow_hosts': '%s' listed twice",
+					    vol->name, tok);
+		h = realloc(vol->allow_hosts, (vol->n_allow_hosts + 1) * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		vol->allow_hosts = h;
+		h[vol->n_allow_hosts] = strdup(tok);
+		if (!h[vol->n_allow_hosts])
+			return -ENOMEM;
+		vol->n_allow_hosts++;
+	}
+	return 0;
+}
+
+static int key_index(const char *const *keys, unsigned n, const char *k)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(keys[i], k))
+			return i;
+	return -1;
+}
+
+static int target_key(struct parser *p, int k, char *v)
+{
+	struct tgt_config *cfg = p->cfg;
+	unsigned u;
+
+	switch (k) {
+	case K_LISTEN_TCP:
+		return parse_listen_tcp(p, v);
+	case K_LISTEN_RDMA:
+		if (*v) {
+			cfg->listen_rdma = strdup(v);
+			if (!cfg->listen_rdma)
+				return -ENOMEM;
+		}
+		return 0;
+	case K_REACTORS:
+		if (parse_uint(v, TGT_CFG_MAX_REACTORS, &u))
+			return perr(p, "field 'reactors': '%s' is not a number 0..%d (0 = one per core)",
+				    v, TGT_CFG_MAX_REACTORS);
+		cfg->reactors = u;
+		return 0;
+	case K_LOG_LEVEL:
+		for (int i = 0; i < 4; i++) {
+			if (!strcmp(v, level_names[i])) {
+				cfg->log_level = i;
+				return 0;
+			}
+		}
+		return perr(p, "field 'log_level': '%s' is not err|warn|info|debug", v);
+	case K_MAX_QD:
+		if (parse_uint(v, RBLK_MAX_QUEUE_DEPTH, &u) || u == 0)
+			return perr(p, "field 'max_queue_depth': '%s' is not a number 1..%d",
+				    v, RBLK_MAX_QUEUE_DEPTH);
+		cfg->max_queue_depth = u;
+		return 0;
+	case K_BUFFER_MB:
+		if (parse_uint(v, 65536, &u) || u < 4)
+			return perr(p, "field 'reactor_buffer_mb': '%s' is not a number 4..65536", v);
+		cfg->buffer_mb = u;
+		return 0;
+	case K_ADMIN_SOCKET:
+		/* sun_path holds 108 bytes including the NUL. */
+		return parse_abs_path(p, "admin_socket", v, 108, &cfg->admin_socket);
+	case K_VOLUME_DIR:
+		return parse_abs_path(p, "volume_dir", v, PATH_MAX - 80, &cfg->volume_dir);
+	}
+	return 0;
+}
+
+static int volume_key(struct parser *p, int k, char *v)
+{
+	struct tgt_volume_cfg *vol = p->vol;
+	uint64_t sz;
+	int ret;
+
+	switch (k) {
+	case K_PATH:
+		if (!*v)
+			return perr(p, "volume '%s': field 'path' is empty", vol->name);
+		if (*v != '/')
+			return perr(p, "volume '%s': field 'path': '%s' is not an absolute path",
+				    vol->name, v);
+		if (strlen(v) >= PATH_MAX)
+			return perr(p, "volume '%s': field 'path' is too long", vol->name);
+		vol->path = strdup(v);
+		return vol->path ? 0 : -ENOMEM;
+	case K_SIZE:
+		ret = tgt_parse_size(v, &sz);
+		if (ret)
+			return perr(p, "volume '%s': field 'size': '%s' is not a size (like 512, 64M, 10G)",
+				    vol->name, v);
+		if (sz == 0 || sz % 512)
+			return perr(p, "volume '%s': field 'size': %s is not a positive multiple of 512 bytes",
+				    vol->name, v);
+		vol->size = sz;
+		return 0;
+	case K_BACKEND:
+		if (!tgt_backend_find(v))
+			return perr(p, "volume '%s': field 'backend': unknown backend '%s' (have: %s)",
+				    vol->name, v, tgt_backend_names());
+		snprintf(vol->backend, sizeof(vol->backend), "%s", v);
+		return 0;
+	case K_READ_ONLY:
+		if (parse_bool(v, &vol->read_only))
+			return perr(p, "volume '%s': field 'read_only': '%s' is not yes|no",
+				    vol->name, v);
+		return 0;
+	case K_ALLOW_HOSTS:
+		return parse_allow_hosts(p, v);
+	case K_SECRET_FILE:
+		if (!*v)
+			return 0;	/* empty = no secret */
+		return parse_abs_path(p, "secret_file", v, PATH_MAX, &vol->secret_file);
+	}
+	return 0;
+}
+
+static int end_section(struct parser *p)
+{
+	struct tgt_volume_cfg *v = p->vol;
+	const struct tgt_backend_ops *be;
+
+	if (!v)
+		return 0;
+	be = tgt_backend_find(v->backend);
+	p->line = v->line;
+	if (be->flags & TGT_BE_F_NO_STORE) {
+		if (!v->size)
+			return perr(p, "volume '%s': backend '%s' needs field 'size'",
+				    v->name, v->backend);
+		return 0;
+	}
+	if (!v->path)
+		return perr(p, "volume '%s': field 'path' is missing", v->name);
+	return 0;
+}
+
+static int section(struct parser *p, char *s)
+{
+	struct tgt_config *cfg = p->cfg;
+	struct tgt_volume_cfg *vols;
+	char *name;
+	int ret, line = p->line;
+
+	ret = end_section(p);
+	if (ret)
+		return ret;
+	p->line = line;
+	p->vol = NULL;
+	p->in_target = 0;
+	p->seen = 0;
+	if (!strcmp(s, "target")) {
+		if (p->target_seen)
+			return perr(p, "section [target] appears twice");
+		p->target_seen = 1;
+		p->in_target = 1;
+		return 0;
+	}
+	if (strncmp(s, "volume", 6) || (s[6] != ' ' && s[6] != '\t'))
+		return perr(p, "unknown section [%s] (want [target] or [volume NAME])", s);
+	name = trim(s + 6);
+	if (rblk_name_valid(name))
+		return perr(p, "section [volume %s]: invalid volume name (1..63 of A-Z a-z 0-9 . _ : -, not starting with '-')",
+			    name);
+	if (tgt_config_find_volume(cfg, name))
+		return perr(p, "section [volume %s]: duplicate volume name", name);
+	if (cfg->n_vols == CFG_MAX_VOLUMES)
+		return perr(p, "too many volumes (max %d)", CFG_MAX_VOLUMES);
+	vols = realloc(cfg->vols, (cfg->n_vols + 1) * sizeof(*vols));
+	if (!vols)
+		return -ENOMEM;
+	cfg->vols = vols;
+	p->vol = &vols[cfg->n_vols++];
+	memset(p->vol, 0, sizeof(*p->vol));
+	snprintf(p->vol->name, sizeof(p->vol->name), "%s", name);
+	snprintf(p->vol->backend, sizeof(p->vol->backend), "%s", "uring");
+	p->vol->line = p->line;
+	return 0;
+}
+
+static int assignment(struct parser *p, char *s)
+{
+	char *eq = strchr(s, '='), *k, *v;
+	int idx;
+
+	if (!eq)
+		return perr(p, "expected 'key = value' or '[section]', got '%s'", s);
+	*eq = '\0';
+	k = trim(s);
+	v = trim(eq + 1);
+	if (!*k)
+		return perr(p, "missing key before '='");
+	if (p->in_target) {
+		idx = key_index(target_keys, sizeof(target_keys) / sizeof(target_keys[0]), k);
+		if (idx < 0)
+			return perr(p, "section [target]: unknown field '%s'", k);
+	} else if (p->vol) {
+		idx = key_index(volume_keys, sizeof(volume_keys) / sizeof(volume_keys[0]), k);
+		if (idx < 0)
+			return perr(p, "volume '%s': unknown field '%s'", p->vol->name, k);
+	} else {
+		return perr(p, "field '%s' outside of any section", k);
+	}
+	if (p->seen & (1u << idx))
+		return perr(p, "field '%s' given twice in this section", k);
+	p->seen |= 1u << idx;
+	return p->in_target ? target_key(p, idx, v) : volume_key(p, idx, v);
+}
+
+int tgt_config_parse(const char *text, const char *fname,
+		     struct tgt_config *cfg, char *err, size_t errlen)
+{
+	struct parser p = {
+		.fname = fname ? fname : "<config>", .err = err,
+		.errlen = errlen, .cfg = cfg,
+	};
+	const char *cur = text;
+	char *line = NULL;
+	int ret = 0;
+
+	tgt_config_init(cfg);
+	if (err && errlen)
+		err[0] = '\0';
+	while (*cur) {
+		const char *nl = strchr(cur, '\n');
+		size_t n = nl ? (size_t)(nl - cur) : strlen(cur);
+		char *s;
+
+		p.line++;
+		line = strndup(cur, n);
+		if (!line) {
+			ret = -ENOMEM;
+			break;
+		}
+		cur += n + (nl ? 1 : 0);
+		strip_comment(line);
+		s = trim(line);
+		if (!*s) {
+			/* blank or comment */
+		} else if (*s == '[') {
+			char *e = s + strlen(s) - 1;
+
+			if (*e != ']') {
+				ret = perr(&p, "section header '%s' lacks ']'", s);
+				break;
+			}
+			*e = '\0';
+			ret = section(&p, trim(s + 1));
+		} else {
+			ret = assignment(&p, s);
+		}
+		free(line);
+		line = NULL;
+		if (ret)
+			break;
+	}
+	free(line);
+	if (!ret)
+		ret = end_section(&p);
+	if (ret == -ENOMEM && err && errlen)
+		snprintf(err, errlen, "%s: out of memory", p.fname);
+	if (ret)
+		tgt_config_free(cfg);
+	return ret;
+}
+
+int tgt_config_load(const char *path, struct tgt_config *cfg,
+		    char *err, size_t errlen)
+{
+	struct stat st;
+	char *text = NULL;
+	size_t got = 0;
+	int fd, ret;
+
+	tgt_config_init(cfg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > CFG_MAX_TEXT) {
+		snprintf(err, errlen, "%s: not a regular file below 1 MiB", path);
+		ret = -EINVAL;
+		goto out_close;
+	}
+	text = malloc(st.st_size + 1);
+	if (!text) {
+		ret = -ENOMEM;
+		goto out_close;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + got, st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			snprintf(err, errlen, "%s: read: %s", path, strerror(-ret));
+			goto out_free;
+		}
+		got += n;
+	}
+	text[got] = '\0';
+	if (strlen(text) != got) {
+		snprintf(err, errlen, "%s: contains a NUL byte", path);
+		ret = -EINVAL;
+		goto out_free;
+	}
+	ret = tgt_config_parse(text, path, cfg, err, errlen);
+out_free:
+	free(text);
+out_close:
+	close(fd);
+	return ret;
+}
+
+/* ---- writer ---------------------------------------------------------- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = 1;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += n;
+			return;
+		}
+		size_t cap = (b->cap + n + 1) * 2;
+		char *s = realloc(b->s, cap);
+
+		if (!s) {
+			b->oom = 1;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+}
+
+/* Sizes are written in the largest exact binary unit: 10G stays 10G. */
+static void sb_size(struct sbuf *b, uint64_t v)
+{
+	static const char units[] = "KMGTP";
+	int u = -1;
+
+	while (u < 4 && v && !(v & 1023)) {
+		v >>= 10;
+		u++;
+	}
+	if (u < 0)
+		sb_printf(b, "%" PRIu64, v);
+	else
+		sb_printf(b, "%" PRIu64 "%c", v, units[u]);
+}
+
+char *tgt_config_format(const struct tgt_config *cfg)
+{
+	struct sbuf b = { .cap = 1024 };
+
+	b.s = malloc(b.cap);
+	if (!b.s)
+		return NULL;
+	b.s[0] = '\0';
+	sb_printf(&b, "# rblk-target configuration (see docs/target.md)\n[target]\nlisten_tcp = ");
+	for (unsigned i = 0; i < cfg->n_listen_tcp; i++)
+		sb_printf(&b, "%s%s", i ? ", " : "", cfg->listen_tcp[i]);
+	sb_printf(&b, "\nlisten_rdma = %s\n", cfg->listen_rdma ? cfg->listen_rdma : "");
+	sb_printf(&b, "reactors = %u\n", cfg->reactors);
+	if (cfg->log_level >= 0 && cfg->log_level < 4)
+		sb_printf(&b, "log_level = %s\n", level_names[cfg->log_level]);
+	if (cfg->max_queue_depth != RBLK_MAX_QUEUE_DEPTH)
+		sb_printf(&b, "max_queue_depth = %u\n", cfg->max_queue_depth);
+	if (cfg->buffer_mb != TGT_CFG_DEFAULT_BUFFER_MB)
+		sb_printf(&b, "reactor_buffer_mb = %u\n", cfg->buffer_mb);
+	if (cfg->admin_socket)
+		sb_printf(&b, "admin_socket = %s\n", cfg->admin_socket);
+	if (cfg->volume_dir)
+		sb_printf(&b, "volume_dir = %s\n", cfg->volume_dir);
+	for (unsigned i = 0; i < cfg->n_vols; i++) {
+		const struct tgt_volume_cfg *v = &cfg->vols[i];
+
+		sb_printf(&b, "\n[volume %s]\n", v->name);
+		if (v->path)
+			sb_printf(&b, "path = %s\n", v->path);
+		if (v->size) {
+			sb_printf(&b, "size = ");
+			sb_size(&b, v->size);
+			sb_printf(&b, "\n");
+		}
+		sb_printf(&b, "backend = %s\nread_only = %s\n", v->backend,
+			  v->read_only ? "yes" : "no");
+		if (v->n_allow_hosts) {
+			sb_printf(&b, "allow_hosts = ");
+			for (unsigned h = 0; h < v->n_allow_hosts; h++)
+				sb_printf(&b, "%s%s", h ? ", " : "", v->allow_hosts[h]);
+			sb_printf(&b, "\n");
+		}
+		if (v->secret_file)
+			sb_printf(&b, "secret_file = %s\n", v->secret_file);
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Target configuration model.  tgt_config_parse() is a pure function from
+ * text to struct tgt_config (no file system access, no side effects), so it
+ * can be unit tested on every error path; tgt_config_format() writes the
+ * struct back as text that parses to the same struct (round trip), which is
+ * what the admin socket uses to persist changes.
+ */
+#ifndef RBLK_TARGET_CONFIG_H
+#define RBLK_TARGET_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rblk_proto.h"
+
+#define TGT_CFG_BACKEND_MAX	16
+#define TGT_CFG_MAX_REACTORS	256
+#define TGT_CFG_MAX_LISTEN	16
+#define TGT_CFG_DEFAULT_BUFFER_MB	64
+
+struct tgt_volume_cfg {
+	char     name[RBLK_NAME_MAX];
+	char    *path;			/* malloc'd; NULL only for backend null */
+	uint64_t size;			/* bytes; 0 = take it from the store */
+	char     backend[TGT_CFG_BACKEND_MAX];	/* "uring" unless given */
+	bool     read_only;
+	char   **allow_hosts;		/* malloc'd names/addresses; 0 = any host */
+	unsigned n_allow_hosts;
+	char    *secret_file;		/* malloc'd; NULL = no authentication */
+	int      line;			/* line of the [volume] header, 0 if built */
+};
+
+struct tgt_config {
+	char   *listen_tcp[TGT_CFG_MAX_LISTEN];	/* "host:port", malloc'd */
+	unsigned n_listen_tcp;
+	char   *listen_rdma;		/* raw value, NULL when empty/absent */
+	unsigned reactors;		/* 0 = one per online core */
+	int     log_level;		/* RBLK_LOG_*; -1 = not set */
+	unsigned max_queue_depth;	/* <= RBLK_MAX_QUEUE_DEPTH */
+	unsigned buffer_mb;		/* per-reactor I/O buffer memory */
+	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
+	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */
+	struct tgt_volume_cfg *vols;	/* malloc'd array */
+	unsigned n_vols;
+};
+
+/* Fills cfg with defaults (no listeners, no volumes). */
+void tgt_config_init(struct tgt_config *cfg);
+
+/*
+ * Parses text (NUL terminated) into cfg, which must have been init'ed or
+ * freed.  fname is only used in messages.  Returns 0, or -EINVAL with a
+ * one-line "FILE:LINE: message" in err (cfg is then left freed/empty).
+ */
+int tgt_config_parse(const char *text, const char *fname,
+		     struct tgt_config *cfg, char *err, size_t errlen);
+
+/* Reads path and parses it; -errno on read failure (message in err). */
+int tgt_config_load(const char *path, struct tgt_config *cfg,
+		    char *err, size_t errlen);
+
+/* Releases everything cfg owns and re-inits it. */
+void tgt_config_free(struct tgt_config *cfg);
+
+/* Returns a malloc'd config text equivalent to cfg, or NULL on ENOMEM. */
+char *tgt_config_format(const struct tgt_config *cfg);
+
+/* Finds a volume by name; NULL if absent. */
+struct tgt_volume_cfg *tgt_config_find_volume(const struct tgt_config *cfg,
+					      const char *name);
+
+/*
+ * Parses "123", "4k", "10G", "1TiB" (binary multiples).  Returns 0 or
+ * -EINVAL / -ERANGE.
+ */
+int tgt_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Splits "host:port" or "[v6]:port" into host (without brackets) and
+ * port.  Returns 0 or -EINVAL.
+ */
+int tgt_split_hostport(const char *s, char *host, size_t hostlen,
+		       unsigned *port);
+
+#endif /* RBLK_TARGET_CONFIG_H */

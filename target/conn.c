@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transport-neutral connection logic: LOGIN / DISCOVER, then commands.
+ * Every field from the wire goes through proto/ validation before use;
+ * a bad command is answered with an error RSP and the connection stays,
+ * a framing or state error closes this connection only.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "server.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void tgt_conn_get(struct tgt_conn *c)
+{
+	c->refs++;
+}
+
+void tgt_conn_put(struct tgt_conn *c)
+{
+	struct tgt_conn **pp;
+
+	if (--c->refs > 0)
+		return;
+	for (pp = tgt_reactor_conn_list(c->r); *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	atomic_fetch_sub(&c->srv->conns_open, 1);
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: freed", tgt_reactor_id(c->r),
+		 c->peer);
+	free(c->reqs);
+	c->reqs = NULL;
+	c->ops->free(c);
+}
+
+void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
+		   struct tgt_server *srv, struct tgt_reactor *r,
+		   const char *peer)
+{
+	struct tgt_conn **list = tgt_reactor_conn_list(r);
+
+	c->ops = ops;
+	c->srv = srv;
+	c->r = r;
+	c->state = TGT_CONN_NEW;
+	c->refs = 1;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	c->next = *list;
+	*list = c;
+	atomic_fetch_add(&srv->conns_open, 1);
+	/* A connection accepted while stopping is closed at once. */
+	if (tgt_reactor_stopping(r)) {
+		c->draining = true;
+		tgt_conn_close(c, false, "target is shutting down");
+	}
+}
+
+void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
+{
+	if (c->state == TGT_CONN_CLOSING) {
+		if (force && !c->force_closed) {
+			c->force_closed = true;
+			c->ops->shutdown(c, true);
+		}
+		return;
+	}
+	if (reason)
+		rblk_info("reactor%u: %s%s%s: closing: %s", tgt_reactor_id(c->r),
+			  c->peer, c->vol ? " volume " : "",
+			  c->vol ? c->vol->name : "", reason);
+	c->state = TGT_CONN_CLOSING;
+	c->force_closed = force;
+	c->ops->shutdown(c, force);
+	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
+}
+
+/* ---- responses ------------------------------------------------------- */
+
+/* An error RSP not tied to a slot (bad tag, bad capsule, shutting down). */
+static void send_err(struct tgt_conn *c, uint32_t tag, int status,
+		     uint8_t opcode)
+{
+	struct rblk_rsp rsp = { .tag = tag, .status = status };
+	uint8_t pdu[sizeof(struct rblk_wire_rsp)];
+	size_t n = rblk_encode_rsp(pdu, &rsp, 0);
+
+	RBLK_DBG(RBLK_DBG_IO, "reactor%u: %s: tag %u %s: %s",
+		 tgt_reactor_id(c->r), c->peer, tag, rblk_opcode_str(opcode),
+		 rblk_status_str(status));
+	tgt_stats_account(&c->stats, opcode, 0, 0, true);
+	if (status == RBLK_S_SHUTTING_DOWN)
+		atomic_fetch_add(&c->srv->failed, 1);
+	if (c->ops->send_pdu(c, pdu, n))
+		tgt_conn_close(c, true, "out of memory queueing a response");
+}
+
+static void finish_req(struct tgt_req *req, int status)
+{
+	struct tgt_conn *c = req->conn;
+	struct rblk_rsp rsp = { .tag = req->tag, .status = status };
+	bool data = status == RBLK_S_OK &&
+		    (req->opcode == RBLK_OP_READ || req->opcode == RBLK_OP_WRITE);
+
+	req->status = status;
+	if (data)
+		rsp.value = req->length;
+	req->data_len = (status == RBLK_S_OK && req->opcode == RBLK_OP_READ &&
+			 (c->ops->flags & TGT_TP_F_INBAND_DATA)) ? req->length : 0;
+	req->rsp_len = rblk_encode_rsp(req->rsp, &rsp, req->data_len);
+	c->ops->send_rsp(req);
+}
+
+void tgt_req_sent(struct tgt_req *req, int err)
+{
+	struct tgt_conn *c = req->conn;
+
+	tgt_stats_account(&c->stats, req->opcode,
+			  req->status == RBLK_S_OK ? req->length : 0,
+			  now_ns() - req->start_ns, req->status != RBLK_S_OK);
+	if (c->draining) {
+		if (req->status == RBLK_S_SHUTTING_DOWN)
+			atomic_fetch_add(&c->srv->failed, 1);
+		else
+			atomic_fetch_add(&c->srv->drained, 1);
+	}
+	if (req->buf) {
+		c->buf_bytes -= req->length;
+		tgt_reactor_buf_free(c->r, req->buf);
+		req->buf = NULL;
+	}
+	req->busy = false;
+	c->nbusy--;
+	tgt_conn_put(c);
+}
+
+static void io_complete(struct tgt_io *io, int res)
+{
+	struct tgt_req *req = (struct tgt_req *)io;
+	struct tgt_conn *c = req->conn;
+
+	if (res < 0)
+		rblk_warn("reactor%u: %s volume %s: %s offset %" PRIu64 " length %u: %s",
+			  tgt_reactor_id(c->r), c->peer, c->vol->name,
+			  rblk_opcode_str(req->opcode), req->offset, req->length,
+			  strerror(-res));
+	finish_req(req, res < 0 ? RBLK_S_IO_ERROR : RBLK_S_OK);
+}
+
+static void submit_io(struct tgt_req *req)
+{
+	static const uint8_t op_map[] = {
+		[RBLK_OP_READ] = TGT_IO_READ,
+		[RBLK_OP_WRITE] = TGT_IO_WRITE,
+		[RBLK_OP_FLUSH] = TGT_IO_FLUSH,
+		[RBLK_OP_DISCARD] = TGT_IO_DISCARD,
+		[RBLK_OP_WRITE_ZEROES] = TGT_IO_WRITE_ZEROES,
+	};
+	struct tgt_conn *c = req->conn;
+	struct tgt_io *io = &req->io;
+	int ret;
+
+	memset(io, 0, sizeof(*io));
+	io->r = c->r;
+	io->vol = c->vol;
+	io->op = op_map[req->opcode];
+	io->fua = req->flags & RBLK_CMD_F_FUA;
+	io->offset = req->offset;
+	io->length = req->length;
+	io->buf = req->buf;
+	io->buf_index = req->buf ? tgt_reactor_buf_index(c->r) : -1;
+	io->complete = io_complete;
+	ret = tgt_backend_submit(io);
+	if (ret < 0) {
+		rblk_warn("reactor%u: %s volume %s: cannot submit %s: %s",
+			  tgt_reactor_id(c->r), c->peer, c->vol->name,
+			  rblk_opcode_str(req->opcode), strerror(-ret));
+		finish_req(req, ret == -ENOMEM ? RBLK_S_NO_RESOURCES
+					       : RBLK_S_IO_ERROR);
+	}
+}
+
+void tgt_req_data_done(struct tgt_req *req, int err)
+{
+	struct tgt_conn *c = req->conn;
+
+	if (!err) {
+		submit_io(req);
+		return;
+	}
+	/* The payload never fully arrived: answer if the connection can
+	 * still carry it (draining), else just release the slot. */
+	finish_req(req, c->draining ? RBLK_S_SHUTTING_DOWN
+				    : RBLK_S_REMOTE_ACCESS);
+}
+
+/* ---- commands -------------------------------------------------------- */
+
+static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_conn *c = (struct tgt_conn *)
+		((char *)ev - offsetof(struct tgt_conn, bufwait_ev));
+
+	c->bufwait = false;
+	if (c->state != TGT_CONN_CLOSING || c->draining)
+		c->ops->resume(c);
+	tgt_conn_put(c);
+}
+
+static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
+		      uint32_t pdu_len)
+{
+	struct rblk_sge sgl[RBLK_MAX_SGE];
+	struct rblk_cmd cmd;
+	struct tgt_req *req;
+	void *data = NULL;
+	int st;
+
+	if (c->state == TGT_CONN_NEW) {
+		rblk_warn("reactor%u: %s: command before LOGIN (%s): closing",
+			  tgt_reactor_id(c->r), c->peer,
+			  rblk_status_str(RBLK_S_NOT_LOGGED_IN));
+		return -EPROTO;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	/* The decoder reads only the capsule and descriptors (have bytes);
+	 * pdu_len tells it how much inline data follows in the stream. */
+	st = rblk_decode_cmd(buf, pdu_len, &c->lim, &cmd, sgl);
+	if (c->state == TGT_CONN_CLOSING) {
+		send_err(c, cmd.tag, RBLK_S_SHUTTING_DOWN, cmd.opcode);
+		return 0;
+	}
+	if (st == RBLK_S_OK)
+		st = rblk_check_cmd_range(&cmd, c->vol->size,
+					  c->vol->block_size, c->vol->flags);
+	if (st == RBLK_S_OK && c->reqs[cmd.tag].busy)
+		st = RBLK_S_BAD_TAG;
+	if (st != RBLK_S_OK) {
+		send_err(c, cmd.tag, st, cmd.opcode);
+		return 0;
+	}
+	if (cmd.opcode == RBLK_OP_READ || cmd.opcode == RBLK_OP_WRITE) {
+		size_t quota = tgt_bufpool_size(tgt_reactor_pool(c->r)) / 2;
+
+		/* One connection may hold at most half the reactor's pool,
+		 * so a client that stops reading cannot starve the rest. */
+		if (c->buf_bytes + cmd.length <= quota)
+			data = tgt_buf_alloc(tgt_reactor_pool(c->r), cmd.length);
+		if (!data) {
+			if (!c->bufwait) {
+				c->bufwait = true;
+				c->bufwait_ev.done = bufwait_done;
+				tgt_conn_get(c);
+				tgt_reactor_wait_buffer(c->r, &c->bufwait_ev);
+			}
+			return -EAGAIN;
+		}
+		c->buf_bytes += cmd.length;
+	}
+	req = &c->reqs[cmd.tag];
+	req->busy = true;
+	c->nbusy++;
+	tgt_conn_get(c);
+	req->conn = c;
+	req->tag = cmd.tag;
+	req->opcode = cmd.opcode;
+	req->flags = cmd.flags;
+	req->offset = cmd.offset;
+	req->length = cmd.opcode == RBLK_OP_FLUSH ? 0 : cmd.length;
+	req->buf = data;
+	req->status = RBLK_S_OK;
+	req->start_ns = now_ns();
+	RBLK_DBG(RBLK_DBG_IO, "reactor%u: %s: tag %u %s offset %" PRIu64 " length %u",
+		 tgt_reactor_id(c->r), c->peer, cmd.tag,
+		 rblk_opcode_str(cmd.opcode), cmd.offset, cmd.length);
+	if (cmd.opcode == RBLK_OP_WRITE) {
+		int ret = c->ops->fetch_data(req);
+
+		if (ret)
+			finish_req(req, RBLK_S_NO_RESOURCES);
+		return 0;
+	}
+	submit_io(req);
+	return 0;
+}
+
+/* ---- LOGIN / DISCOVER ----------------------------------------------- */
+
+static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
+{
+	struct rblk_login_rsp rsp = { .status = RBLK_S_OK };
+	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login l;
+	struct tgt_volume *vol = NULL;
+	unsigned depth;
+	int st;
+
+	if (c->state != TGT_CONN_NEW) {
+		rblk_warn("reactor%u: %s: second LOGIN on a connection: closing",
+			  tgt_reactor_id(c->r), c->peer);
+		return -EPROTO;
+	}
+	memset(&l, 0, sizeof(l));
+	st = rblk_decode_login(buf, len, &l);
+	if (st == RBLK_S_OK) {
+		snprintf(c->host, sizeof(c->host), "%s", l.host);
+		vol = tgt_server_find_volume(c->srv, l.volume);
+		if (!vol)
+			st = RBLK_S_NO_SUCH_VOLUME;
+	}
+	if (st == RBLK_S_OK)
+		st = tgt_server_login_check(c->srv, vol, &l, c, rsp.nonce);
+	if (st == RBLK_S_OK) {
+		depth = l.queue_depth;
+		if (depth > c->srv->cfg.max_queue_depth)
+			depth = c->srv->cfg.max_queue_depth;
+		if (depth > RBLK_MAX_QUEUE_DEPTH)
+			depth = RBLK_MAX_QUEUE_DEPTH;
+		c->reqs = calloc(depth, sizeof(*c->reqs));
+		if (!c->reqs)
+			st = RBLK_S_NO_RESOURCES;
+	}
+	rsp.status = st;
+	if (st == RBLK_S_OK) {
+		c->vol = vol;
+		c->depth = depth;
+		c->queue_id = l.queue_id;
+		c->session_id = atomic_fetch_add(&c->srv->next_session, 1);
+		c->lim.queue_depth = depth;
+		c->lim.max_io = RBLK_MAX_IO_SIZE;
+		c->lim.inline_size = RBLK_DEFAULT_INLINE;
+		c->lim.max_sge = RBLK_MAX_SGE;
+		c->lim.tcp = !!(c->ops->flags & TGT_TP_F_INBAND_DATA);
+		c->state = TGT_CONN_LIVE;
+		rsp.queue_depth = depth;
+		rsp.vol_flags = vol->flags;
+		rsp.size = vol->size;
+		rsp.block_size = vol->block_size;
+		rsp.max_io = RBLK_MAX_IO_SIZE;
+		rsp.inline_size = RBLK_DEFAULT_INLINE;
+		rsp.max_sge = RBLK_MAX_SGE;
+		rsp.session_id = c->session_id;
+		rblk_info("reactor%u: %s: host %s logged in to volume %s, queue %u, depth %u (asked %u), session %" PRIx64,
+			  tgt_reactor_id(c->r), c->peer, l.host, vol->name,
+			  l.queue_id, depth, l.queue_depth, c->session_id);
+	}
+	if (c->ops->send_pdu(c, pdu, rblk_encode_login_rsp(pdu, &rsp)))
+		return -ENOMEM;
+	if (st != RBLK_S_OK && st != RBLK_S_AUTH_REQUIRED) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "LOGIN refused (host %s, volume %s): %s",
+			 st == RBLK_S_INVALID_FIELD || st == RBLK_S_BAD_VERSION ? "?" : l.host,
+			 st == RBLK_S_INVALID_FIELD || st == RBLK_S_BAD_VERSION ? "?" : l.volume,
+			 rblk_status_str(st));
+		tgt_conn_close(c, false, why);
+	}
+	return 0;
+}
+
+static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
+{
+	struct rblk_discover_entry *ents;
+	char host[RBLK_NAME_MAX];
+	uint8_t *pdu;
+	unsigned n = 0;
+	size_t off;
+	int st, ret = 0;
+
+	if (c->state != TGT_CONN_NEW) {
+		rblk_warn("reactor%u: %s: DISCOVER after LOGIN: closing",
+			  tgt_reactor_id(c->r), c->peer);
+		return -EPROTO;
+	}
+	ents = calloc(RBLK_DISCOVER_MAX, sizeof(*ents));
+	pdu = malloc(sizeof(struct rblk_wire_discover_rsp) +
+		     RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry));
+	if (!ents || !pdu) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	st = rblk_decode_discover(buf, len, host);
+	if (st == RBLK_S_OK)
+		n = tgt_server_list_volumes(c->srv, host, ents,
+					    RBLK_DISCOVER_MAX);
+	off = rblk_encode_discover_rsp(pdu, st, n);
+	for (unsigned i = 0; i < n; i++)
+		off += rblk_encode_discover_entry(pdu + off, &ents[i]);
+	if (c->ops->send_pdu(c, pdu, off)) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: DISCOVER: %u volume(s)",
+		 tgt_reactor_id(c->r), c->peer, n);
+	tgt_conn_close(c, false, NULL);
+out_free:
+	free(pdu);
+	free(ents);
+	return ret;
+}
+
+int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
+		 uint32_t pdu_len)
+{
+	uint8_t type = ((const struct rblk_wire_hdr *)buf)->type;
+
+	if (c->state == TGT_CONN_CLOSING && !c->draining)
+		return -ECONNABORTED;
+	switch (type) {
+	case RBLK_PDU_CMD:
+		return handle_cmd(c, buf, have, pdu_len);
+	case RBLK_PDU_LOGIN:
+		if (c->state == TGT_CONN_CLOSING)
+			return -ECONNABORTED;
+		return handle_login(c, buf, pdu_len);
+	case RBLK_PDU_DISCOVER:
+		if (c->state == TGT_CONN_CLOSING)
+			return -ECONNABORTED;
+		return handle_discover(c, buf, pdu_len);
+	default:
+		rblk_warn("reactor%u: %s: unexpected PDU type %u for a target: closing",
+			  tgt_reactor_id(c->r), c->peer, type);
+		return -EPROTO;
+	}
+}
+
+/* ---- reactor stop hooks ---------------------------------------------- */
+
+void tgt_conns_stop(struct tgt_reactor *r, bool force)
+{
+	struct tgt_conn *c, *next;
+	unsigned n = 0, inflight = 0;
+
+	for (c = *tgt_reactor_conn_list(r); c; c = next) {
+		/* Hold c: closing may drop its last reference. */
+		tgt_conn_get(c);
+		c->draining = true;
+		n++;
+		inflight += c->nbusy;
+		tgt_conn_close(c, force, NULL);
+		next = c->next;
+		tgt_conn_put(c);
+	}
+	if (n)
+		rblk_info("reactor%u: %s %u connection(s), %u request(s) in flight",
+			  tgt_reactor_id(r), force ? "dropping" : "draining", n,
+			  inflight);
+}
+
+bool tgt_conns_busy(struct tgt_reactor *r)
+{
+	return *tgt_reactor_conn_list(r) != NULL;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transport-neutral connection (one queue of one initiator): state machine
+ * NEW -> LIVE -> CLOSING, the request table (one slot per tag), and the
+ * path capsule -> backend -> response.  Every function runs on the reactor
+ * thread that owns the connection.
+ */
+#ifndef RBLK_TARGET_CONN_H
+#define RBLK_TARGET_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "reactor.h"
+#include "rblk_proto.h"
+#include "stats.h"
+#include "transport.h"
+
+enum tgt_conn_state {
+	TGT_CONN_NEW,		/* waiting for LOGIN or DISCOVER */
+	TGT_CONN_LIVE,		/* logged in: commands */
+	TGT_CONN_CLOSING,	/* no new work; draining to free */
+};
+
+struct tgt_req {
+	struct tgt_io   io;		/* backend I/O; must stay first */
+	struct tgt_conn *conn;
+	struct tgt_event ev;		/* transport's completion plumbing */
+	uint32_t tag;
+	uint8_t  opcode;
+	uint8_t  flags;
+	uint16_t status;
+	bool     busy;
+	uint64_t offset;
+	uint32_t length;
+	void    *buf;			/* pool chunk for READ/WRITE, or NULL */
+	uint64_t start_ns;
+	uint8_t  rsp[sizeof(struct rblk_wire_rsp)];
+	uint32_t rsp_len;
+	uint32_t data_len;		/* READ data after the RSP (in-band) */
+	/* Transport-private space (TCP: send-queue link and progress). */
+	union {
+		uint64_t u64[12];
+		void    *ptr[12];
+	} tp;
+};
+
+struct tgt_conn {
+	const struct tgt_transport_ops *ops;
+	struct tgt_server  *srv;
+	struct tgt_reactor *r;
+	struct tgt_conn    *next;	/* reactor's connection list */
+	enum tgt_conn_state state;
+	bool     draining;		/* target stopping: answer, then close */
+	bool     force_closed;
+	int      refs;
+	char     peer[80];		/* "ip:port" for logs */
+	char     host[RBLK_NAME_MAX];	/* from LOGIN/DISCOVER */
+	struct tgt_volume *vol;
+	uint64_t session_id;
+	uint16_t queue_id;
+	unsigned depth;
+	struct tgt_req *reqs;		/* depth slots */
+	unsigned nbusy;
+	size_t   buf_bytes;		/* pool bytes this connection holds */
+	struct rblk_cmd_limits lim;
+	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
+	bool     bufwait;
+	struct tgt_io_stats stats;
+};
+
+/*
+ * Transport -> conn.  tgt_conn_init links c into r's list with one
+ * reference (dropped by tgt_conn_close).  peer is for logs.
+ */
+void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
+		   struct tgt_server *srv, struct tgt_reactor *r,
+		   const char *peer);
+
+/*
+ * A received PDU.  buf holds `have` bytes: the whole PDU for every type but
+ * CMD, and for a CMD the 64-byte capsule plus its descriptors; pdu_len is
+ * the header's length, already checked by rblk_decode_hdr.  Returns:
+ *   0        consumed.  For a CMD, if the transport's fetch_data was called
+ *            during this call the payload belongs to that request; else
+ *            the transport discards the rest of the PDU.
+ *   -EAGAIN  not consumed (out of buffers); offer it again after
+ *            ops->resume().
+ *   other    protocol error, already logged: close the connection.
+ */
+int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
+		 uint32_t pdu_len);
+
+/* fetch_data finished: 0 = payload is in req->buf, else -errno. */
+void tgt_req_data_done(struct tgt_req *req, int err);
+/* send_rsp finished (err -errno if not delivered): releases the slot. */
+void tgt_req_sent(struct tgt_req *req, int err);
+
+/*
+ * Starts closing (idempotent; force upgrades a graceful close).  reason
+ * is logged once at info level (NULL: no log line).
+ */
+void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason);
+
+void tgt_conn_get(struct tgt_conn *c);
+/* Drops a reference; the last one unlinks c and calls ops->free(c). */
+void tgt_conn_put(struct tgt_conn *c);
+
+/* Reactor stop hooks (server.c wires them into tgt_reactor_params). */
+void tgt_conns_stop(struct tgt_reactor *r, bool force);
+bool tgt_conns_busy(struct tgt_reactor *r);
+
+#endif /* RBLK_TARGET_CONN_H */

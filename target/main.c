@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblk-target: parse options and config, open volumes, start reactors and
+ * listeners, then run the main loop (accepting connections, waiting for
+ * SIGTERM/SIGINT on a signalfd) until told to stop.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "server.h"
+
+#define RBLK_VERSION_STR "0.1"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rblk-target --config FILE [--foreground] [--log-level err|warn|info|debug]\n"
+		"                   [--check-config] [--help] [--version]\n"
+		"  --config FILE     target configuration (see etc/rblk-target.conf)\n"
+		"  --foreground      run in the foreground (the default; kept for scripts)\n"
+		"  --log-level L     overrides log_level from the config\n"
+		"  --check-config    parse the config, report, exit 0 if valid, 1 if not\n"
+		"environment: RBLK_DEBUG=MASK enables debug areas (1 io, 2 conn, 4 rdma, 16 admin)\n");
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Runs until SIGTERM/SIGINT.  Returns the signal number, or -errno. */
+static int main_loop(struct tgt_server *s, int sfd)
+{
+	struct pollfd pfd[1 + TGT_CFG_MAX_LISTEN * 2];
+	unsigned n;
+
+	for (;;) {
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (unsigned i = 0; i < s->n_listeners; i++)
+			pfd[n++] = (struct pollfd){
+				.fd = s->listener_ops[i]->listener_fd(s->listeners[i]),
+				.events = POLLIN,
+			};
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				return si.ssi_signo;
+		}
+		for (unsigned i = 0; i < s->n_listeners; i++) {
+			int ret;
+
+			if (!(pfd[1 + i].revents & (POLLIN | POLLERR)))
+				continue;
+			ret = s->listener_ops[i]->accept(s->listeners[i]);
+			if (ret)
+				rblk_err("accept: %s", strerror(-ret));
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "check-config", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *conf_path = NULL, *level = NULL, *dbg;
+	struct tgt_server *srv = NULL;
+	struct tgt_config cfg;
+	char err[512];
+	int check = 0, opt, ret, sfd, rc = 1, sig;
+	sigset_t mask;
+	uint64_t t0;
+
+	rblk_log_init("rblk-target");
+	while ((opt = getopt_long(argc, argv, "c:fl:khV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': conf_path = optarg; break;
+		case 'f': break;
+		case 'l': level = optarg; break;
+		case 'k': check = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("rblk-target %s (protocol %d)\n",
+				 RBLK_VERSION_STR, RBLK_PROTO_VERSION);
+			  return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc || !conf_path) {
+		fprintf(stderr, "rblk-target: %s\n", optind < argc ?
+			"unexpected argument" : "--config FILE is required");
+		usage(stderr);
+		return 2;
+	}
+	if (level && rblk_log_set_level(level)) {
+		fprintf(stderr, "rblk-target: --log-level %s: want err|warn|info|debug\n",
+			level);
+		return 2;
+	}
+	dbg = getenv("RBLK_DEBUG");
+	if (dbg)
+		rblk_debug_mask = strtoul(dbg, NULL, 0);
+
+	ret = tgt_config_load(conf_path, &cfg, err, sizeof(err));
+	if (ret) {
+		rblk_err("config: %s", err);
+		return 1;
+	}
+	if (check) {
+		printf("%s: OK: %u volume(s), %u TCP listener(s)%s\n", conf_path,
+		       cfg.n_vols, cfg.n_listen_tcp,
+		       cfg.listen_rdma ? ", RDMA listener (not built yet)" : "");
+		tgt_config_free(&cfg);
+		return 0;
+	}
+	if (!level && cfg.log_level >= 0)
+		rblk_log_level = cfg.log_level;
+
+	/* Block the signals before any thread exists, so that every thread
+	 * inherits the mask and only the signalfd sees them. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		rblk_err("signalfd: %s", strerror(errno));
+		tgt_config_free(&cfg);
+		return 1;
+	}
+
+	rblk_info("starting (pid %d, config %s)", (int)getpid(), conf_path);
+	ret = tgt_server_create(&srv, &cfg, err, sizeof(err));
+	if (ret) {
+		rblk_err("%s", err[0] ? err : strerror(-ret));
+		tgt_config_free(&cfg);
+		goto out_close_sfd;
+	}
+	ret = tgt_server_start_reactors(srv);
+	if (ret)
+		goto out_destroy;
+	ret = tgt_server_listen(srv);
+	if (ret)
+		goto out_stop;
+	rblk_info("ready");
+
+	sig = main_loop(srv, sfd);
+	t0 = now_ms();
+	if (sig < 0)
+		rblk_err("main loop: %s; stopping", strerror(-sig));
+	else
+		rblk_info("%s: stopping (no new connections; draining in-flight I/O)",
+			  strsignal(sig));
+	rc = sig < 0 ? 1 : 0;
+	tgt_server_unlisten(srv);
+	tgt_server_stop_reactors(srv);
+	rblk_info("shutdown: %" PRIu64 " request(s) drained, %" PRIu64 " failed with SHUTTING_DOWN, %u connection(s) left, %" PRIu64 " ms",
+		  (uint64_t)atomic_load(&srv->drained),
+		  (uint64_t)atomic_load(&srv->failed),
+		  atomic_load(&srv->conns_open), now_ms() - t0);
+	goto out_destroy;
+
+out_stop:
+	tgt_server_unlisten(srv);
+	tgt_server_stop_reactors(srv);
+out_destroy:
+	if (tgt_server_destroy(srv))
+		rc = 1;
+	if (!rc)
+		rblk_info("stopped cleanly");
+out_close_sfd:
+	close(sfd);
+	return rc;
+}

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reactor thread and event loop (see reactor.h).  The loop is: submit and
+ * wait for one CQE, dispatch a batch of CQEs to their tgt_event->done, then
+ * run deferred completions.  Deferred completions exist so that a backend
+ * that finishes synchronously (null, ioctl discard) never calls back into
+ * the connection code from inside its own submit call.
+ */
+#include "reactor.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "log.h"
+
+#define CQE_BATCH	64
+
+struct tgt_reactor {
+	struct tgt_reactor_params params;
+	struct io_uring ring;
+	pthread_t thread;
+	int thread_started;
+
+	int stop_efd;
+	uint64_t stop_val;
+	struct tgt_event stop_ev;
+	int work_efd;
+	uint64_t work_val;
+	struct tgt_event work_ev;
+	pthread_mutex_t work_lock;
+	struct tgt_work *work_head, *work_tail;
+
+	struct tgt_event *defer_head, *defer_tail;
+	struct tgt_event *buf_waiters;
+
+	struct tgt_bufpool *pool;
+	int buf_index;
+	void *be_slot[TGT_BACKEND_MAX];
+	struct tgt_conn *conns;
+
+	bool stopping;
+	bool forced;
+	uint64_t stop_ms;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void arm_efd(struct tgt_reactor *r, int fd, uint64_t *val,
+		    struct tgt_event *ev)
+{
+	struct io_uring_sqe *sqe = tgt_reactor_sqe(r);
+
+	io_uring_prep_read(sqe, fd, val, sizeof(*val), 0);
+	tgt_sqe_set_event(sqe, ev);
+}
+
+static void stop_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_reactor *r = (struct tgt_reactor *)
+		((char *)ev - offsetof(struct tgt_reactor, stop_ev));
+
+	if (res < 0 && res != -ECANCELED) {
+		arm_efd(r, r->stop_efd, &r->stop_val, &r->stop_ev);
+		return;
+	}
+	if (r->stopping)
+		return;
+	r->stopping = true;
+	r->stop_ms = now_ms();
+	if (r->params.on_stop)
+		r->params.on_stop(r, false);
+}
+
+static void work_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_reactor *r = (struct tgt_reactor *)
+		((char *)ev - offsetof(struct tgt_reactor, work_ev));
+	struct tgt_work *w, *next;
+
+	if (res == -ECANCELED)
+		return;
+	pthread_mutex_lock(&r->work_lock);
+	w = r->work_head;
+	r->work_head = r->work_tail = NULL;
+	pthread_mutex_unlock(&r->work_lock);
+	for (; w; w = next) {
+		next = w->next;
+		w->fn(r, w);
+	}
+	arm_efd(r, r->work_efd, &r->work_val, &r->work_ev);
+}
+
+int tgt_reactor_create(struct tgt_reactor **rp,
+		       const struct tgt_reactor_params *params)
+{
+	struct io_uring_params up = { .flags = 0 };
+	struct tgt_reactor *r;
+	struct iovec iov;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->params = *params;
+	r->stop_efd = r->work_efd = -1;
+	r->buf_index = -1;
+	pthread_mutex_init(&r->work_lock, NULL);
+	r->stop_ev.done = stop_done;
+	r->work_ev.done = work_done;
+
+	ret = io_uring_queue_init_params(params->ring_entries ?
+					 params->ring_entries : 1024,
+					 &r->ring, &up);
+	if (ret < 0) {
+		rblk_err("reactor%u: io_uring_queue_init: %s", params->id,
+			 strerror(-ret));
+		goto out_free;
+	}
+	r->stop_efd = eventfd(0, EFD_CLOEXEC);
+	r->work_efd = eventfd(0, EFD_CLOEXEC);
+	if (r->stop_efd < 0 || r->work_efd < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (params->buffer_bytes) {
+		ret = tgt_bufpool_create(&r->pool, params->buffer_bytes);
+		if (ret)
+			goto out_close;
+		iov.iov_base = tgt_bufpool_base(r->pool);
+		iov.iov_len = tgt_bufpool_size(r->pool);
+		ret = io_uring_register_buffers(&r->ring, &iov, 1);
+		if (ret == 0)
+			r->buf_index = 0;
+		else
+			rblk_warn("reactor%u: cannot register %zu MiB of I/O buffers with io_uring (%s; RLIMIT_MEMLOCK?): using unregistered buffers",
+				  params->id, iov.iov_len >> 20, strerror(-ret));
+	}
+	arm_efd(r, r->stop_efd, &r->stop_val, &r->stop_ev);
+	arm_efd(r, r->work_efd, &r->work_val, &r->work_ev);
+	*rp = r;
+	return 0;
+
+out_close:
+	if (r->stop_efd >= 0)
+		close(r->stop_efd);
+	if (r->work_efd >= 0)
+		close(r->work_efd);
+	io_uring_queue_exit(&r->ring);
+out_free:
+	pthread_mutex_destroy(&r->work_lock);
+	free(r);
+	return ret;
+}
+
+void tgt_reactor_destroy(struct tgt_reactor *r)
+{
+	if (!r)
+		return;
+	if (r->thread_started) {
+		tgt_reactor_stop(r);
+		tgt_reactor_join(r);
+	}
+	/* Ring first (cancels what is still queued on it, e.g. eventfd
+	 * reads into backend contexts), then backends (aio waits for its
+	 * in-flight I/O there), then the pool those I/Os may still touch. */
+	io_uring_queue_exit(&r->ring);
+	for (unsigned i = 0; i < TGT_BACKEND_MAX; i++) {
+		const struct tgt_backend_ops *be = tgt_backend_at(i);
+
+		if (be && r->be_slot[i] && be->reactor_exit)
+			be->reactor_exit(r, r->be_slot[i]);
+	}
+	tgt_bufpool_destroy(r->pool);
+	close(r->stop_efd);
+	close(r->work_efd);
+	pthread_mutex_destroy(&r->work_lock);
+	free(r);
+}
+
+static void run_deferred(struct tgt_reactor *r)
+{
+	struct tgt_event *ev = r->defer_head;
+
+	r->defer_head = r->defer_tail = NULL;
+	while (ev) {
+		struct tgt_event *next = ev->next;
+
+		ev->next = NULL;
+		ev->done(ev, ev->res, 0);
+		ev = next;
+	}
+}
+
+int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
+{
+	struct io_uring_cqe *cqes[CQE_BATCH];
+	struct {
+		struct tgt_event *ev;
+		int res;
+		uint32_t flags;
+	} batch[CQE_BATCH];
+	unsigned n, total = 0;
+	int ret;
+
+	if (r->defer_head)
+		wait = false;
+	if (wait && r->stopping) {
+		struct __kernel_timespec ts = { .tv_nsec = 100 * 1000000 };
+		struct io_uring_cqe *cqe;
+
+		ret = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+	} else {
+		ret = io_uring_submit_and_wait(&r->ring, wait ? 1 : 0);
+	}
+	if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN &&
+	    ret != -EBUSY)
+		return ret;
+	do {
+		n = io_uring_peek_batch_cqe(&r->ring, cqes, CQE_BATCH);
+		for (unsigned i = 0; i < n; i++) {
+			batch[i].ev = io_uring_cqe_get_data(cqes[i]);
+			batch[i].res = cqes[i]->res;
+			batch[i].flags = cqes[i]->flags;
+		}
+		io_uring_cq_advance(&r->ring, n);
+		for (unsigned i = 0; i < n; i++)
+			if (batch[i].ev)
+				batch[i].ev->done(batch[i].ev, batch[i].res,
+						  batch[i].flags);
+		total += n;
+	} while (n == CQE_BATCH);
+	if (r->defer_head) {
+		run_deferred(r);
+		total++;
+	}
+	return total;
+}
+
+static void *reactor_thread(void *arg)
+{
+	struct tgt_reactor *r = arg;
+	char name[16];
+	int ret;
+
+	snprintf(name, sizeof(name), "reactor%u", r->params.id);
+	pthread_setname_np(pthread_self(), name);
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: running", r->params.id);
+	for (;;) {
+		ret = tgt_reactor_run_once(r, true);
+		if (ret < 0) {
+			rblk_err("reactor%u: io_uring wait: %s", r->params.id,
+				 strerror(-ret));
+			break;
+		}
+		if (!r->stopping)
+			continue;
+		if (!r->params.busy || !r->params.busy(r))
+			break;
+		uint64_t el = now_ms() - r->stop_ms;
+
+		if (!r->forced && el >= TGT_REACTOR_DRAIN_MS) {
+			r->forced = true;
+			rblk_warn("reactor%u: still draining after %d ms, closing connections hard",
+				  r->params.id, TGT_REACTOR_DRAIN_MS);
+			if (r->params.on_stop)
+				r->params.on_stop(r, true);
+		}
+		if (el >= TGT_REACTOR_ABORT_MS) {
+			rblk_err("reactor%u: giving up on draining after %d ms",
+				 r->params.id, TGT_REACTOR_ABORT_MS);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int tgt_reactor_start(struct tgt_reactor *r)
+{
+	int ret = pthread_create(&r->thread, NULL, reactor_thread, r);
+
+	if (ret)
+		return -ret;
+	r->thread_started = 1;
+	return 0;
+}
+
+void tgt_reactor_stop(struct tgt_reactor *r)
+{
+	uint64_t one = 1;
+
+	if (write(r->stop_efd, &one, sizeof(one)) < 0) {
+		/* eventfd counter cannot overflow at these rates */
+	}
+}
+
+void tgt_reactor_join(struct tgt_reactor *r)
+{
+	if (!r->thread_started)
+		return;
+	pthread_join(r->thread, NULL);
+	r->thread_started = 0;
+}
+
+void tgt_reactor_post_work(struct tgt_reactor *r, struct tgt_work *w)
+{
+	uint64_t one = 1;
+
+	w->next = NULL;
+	pthread_mutex_lock(&r->work_lock);
+	if (r->work_tail)
+		r->work_tail->next = w;
+	else
+		r->work_head = w;
+	r->work_tail = w;
+	pthread_mutex_unlock(&r->work_lock);
+	if (write(r->work_efd, &one, sizeof(one)) < 0) {
+		/* cannot fail for a valid eventfd */
+	}
+}
+
+struct io_uring_sqe *tgt_reactor_sqe(struct tgt_reactor *r)
+{
+	struct io_uring_sqe *sqe;
+
+	while (!(sqe = io_uring_get_sqe(&r->ring)))
+		io_uring_submit(&r->ring);
+	return sqe;
+}
+
+void tgt_reactor_defer(struct tgt_reactor *r, struct tgt_event *ev, int res)
+{
+	ev->res = res;
+	ev->next = NULL;
+	if (r->defer_tail)
+		r->defer_tail->next = ev;
+	else
+		r->defer_head = ev;
+	r->defer_tail = ev;
+}
+
+struct tgt_bufpool *tgt_reactor_pool(struct tgt_reactor *r)
+{
+	return r->pool;
+}
+
+int tgt_reactor_buf_index(struct tgt_reactor *r)
+{
+	return r->buf_index;
+}
+
+void tgt_reactor_buf_free(struct tgt_reactor *r, void *buf)
+{
+	struct tgt_event *ev;
+
+	if (!buf)
+		return;
+	tgt_buf_free(r->pool, buf);
+	/* Wake every waiter: each retries and re-queues if still short. */
+	while ((ev = r->buf_waiters)) {
+		r->buf_waiters = ev->next;
+		tgt_reactor_defer(r, ev, 0);
+	}
+}
+
+void tgt_reactor_wait_buffer(struct tgt_reactor *r, struct tgt_event *ev)
+{
+	ev->next = r->buf_waiters;
+	r->buf_waiters = ev;
+}
+
+void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i)
+{
+	return i < TGT_BACKEND_MAX ? &r->be_slot[i] : NULL;
+}
+
+struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r)
+{
+	return &r->conns;
+}
+
+unsigned tgt_reactor_id(const struct tgt_reactor *r)
+{
+	return r->params.id;
+}
+
+void *tgt_reactor_priv(const struct tgt_reactor *r)
+{
+	return r->params.priv;
+}
+
+bool tgt_reactor_stopping(const struct tgt_reactor *r)
+{
+	return r->stopping;
+}

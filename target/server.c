@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/* The target as a whole: volumes, reactors, listeners (see server.h). */
+#include "server.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "conn.h"
+#include "log.h"
+
+int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
+		      char *err, size_t errlen)
+{
+	struct tgt_server *s;
+	uint64_t seed = 0;
+	int ret = 0;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_rwlock_init(&s->vol_lock, NULL);
+	s->cfg = *cfg;
+	tgt_config_init(cfg);	/* ownership moved */
+	/* Session ids start at a random point so that logs of two runs
+	 * do not show the same ids for different sessions. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)getpid() << 32;
+	atomic_init(&s->next_session, (seed & 0xffffffff00000000ull) | 1);
+	s->vols = calloc(s->cfg.n_vols ? s->cfg.n_vols : 1, sizeof(*s->vols));
+	if (!s->vols) {
+		ret = -ENOMEM;
+		goto out_destroy;
+	}
+	for (unsigned i = 0; i < s->cfg.n_vols; i++) {
+		struct tgt_volume *v;
+		char fl[96];
+
+		ret = tgt_volume_open(&v, &s->cfg.vols[i], err, errlen);
+		if (ret)
+			goto out_destroy;
+		s->vols[s->n_vols++] = v;
+		rblk_info("volume %s: path %s, size %" PRIu64 " bytes, block %u, backend %s%s, flags %s",
+			  v->name, v->path ? v->path : "(none)", v->size,
+			  v->block_size, v->be->name,
+			  v->fd >= 0 ? (v->direct ? " (O_DIRECT)" : " (buffered)") : "",
+			  tgt_vol_flags_str(v->flags, fl, sizeof(fl)));
+	}
+	*sp = s;
+	return 0;
+
+out_destroy:
+	tgt_server_destroy(s);
+	return ret;
+}
+
+int tgt_server_start_reactors(struct tgt_server *s)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = s->cfg.reactors;
+	int ret;
+
+	if (!n)
+		n = ncpu > 0 ? (unsigned)ncpu : 1;
+	s->reactors = calloc(n, sizeof(*s->reactors));
+	if (!s->reactors)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		struct tgt_reactor_params p = {
+			.id = i,
+			.buffer_bytes = (size_t)s->cfg.buffer_mb << 20,
+			.on_stop = tgt_conns_stop,
+			.busy = tgt_conns_busy,
+			.priv = s,
+		};
+
+		ret = tgt_reactor_create(&s->reactors[i], &p);
+		if (ret) {
+			rblk_err("reactor%u: %s", i, strerror(-ret));
+			return ret;
+		}
+		s->n_reactors++;
+		ret = tgt_reactor_start(s->reactors[i]);
+		if (ret) {
+			rblk_err("reactor%u: start: %s", i, strerror(-ret));
+			return ret;
+		}
+	}
+	rblk_info("%u reactor thread(s), %u MiB of I/O buffers each", n,
+		  s->cfg.buffer_mb);
+	return 0;
+}
+
+static int add_listener(struct tgt_server *s,
+			const struct tgt_transport_ops *ops, const char *addr)
+{
+	struct tgt_listener *l;
+	int ret = ops->listen(s, addr, &l);
+
+	if (ret)
+		return ret;
+	s->listeners[s->n_listeners] = l;
+	s->listener_ops[s->n_listeners++] = ops;
+	return 0;
+}
+
+int tgt_server_listen(struct tgt_server *s)
+{
+	int ret;
+
+	for (unsigned i = 0; i < s->cfg.n_listen_tcp; i++) {
+		ret = add_listener(s, &tgt_transport_tcp, s->cfg.listen_tcp[i]);
+		if (ret)
+			return ret;
+	}
+	if (s->cfg.listen_rdma)
+		rblk_warn("listen_rdma = %s: RDMA transport not built yet, ignoring",
+			  s->cfg.listen_rdma);
+	if (!s->n_listeners)
+		rblk_warn("no listener configured: serving nothing");
+	return 0;
+}
+
+void tgt_server_unlisten(struct tgt_server *s)
+{
+	for (unsigned i = 0; i < s->n_listeners; i++)
+		s->listener_ops[i]->unlisten(s->listeners[i]);
+	s->n_listeners = 0;
+}
+
+void tgt_server_stop_reactors(struct tgt_server *s)
+{
+	for (unsigned i = 0; i < s->n_reactors; i++)
+		tgt_reactor_stop(s->reactors[i]);
+	for (unsigned i = 0; i < s->n_reactors; i++)
+		tgt_reactor_join(s->reactors[i]);
+}
+
+int tgt_server_destroy(struct tgt_server *s)
+{
+	int ret = 0, r;
+
+	if (!s)
+		return 0;
+	tgt_server_unlisten(s);
+	for (unsigned i = 0; i < s->n_reactors; i++)
+		tgt_reactor_destroy(s->reactors[i]);
+	free(s->reactors);
+	for (unsigned i = 0; i < s->n_vols; i++) {
+		r = tgt_volume_close(s->vols[i]);
+		if (r && !ret)
+			ret = r;
+	}
+	free(s->vols);
+	tgt_config_free(&s->cfg);
+	pthread_rwlock_destroy(&s->vol_lock);
+	free(s);
+	return ret;
+}
+
+struct tgt_reactor *tgt_server_pick_reactor(struct tgt_server *s)
+{
+	unsigned i = atomic_fetch_add(&s->rr, 1);
+
+	return s->reactors[i % s->n_reactors];
+}
+
+struct tgt_volume *tgt_server_find_volume(struct tgt_server *s,
+					  const char *name)
+{
+	struct tgt_volume *v = NULL;
+
+	pthread_rwlock_rdlock(&s->vol_lock);
+	for (unsigned i = 0; i < s->n_vols; i++) {
+		if (!strcmp(s->vols[i]->name, name)) {
+			v = s->vols[i];
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&s->vol_lock);
+	return v;
+}
+
+unsigned tgt_server_list_volumes(struct tgt_server *s, const char *host,
+				 struct rblk_discover_entry *out, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_rwlock_rdlock(&s->vol_lock);
+	for (unsigned i = 0; i < s->n_vols && n < max; i++) {
+		struct tgt_volume *v = s->vols[i];
+
+		memset(&out[n], 0, sizeof(out[n]));
+		snprintf(out[n].volume, sizeof(out[n].volume), "%s", v->name);
+		out[n].size = v->size;
+		out[n].vol_flags = v->flags;
+		out[n].block_size = v->block_size;
+		n++;
+	}
+	pthread_rwlock_unlock(&s->vol_lock);
+	return n;
+}
+
+int tgt_server_login_check(struct tgt_server *s, struct tgt_volume *vol,
+			   const struct rblk_login *l, struct tgt_conn *c,
+			   uint8_t nonce[RBLK_NONCE_LEN])
+{
+	return RBLK_S_OK;
+}

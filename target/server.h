@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The target as a whole: the config it runs, its volumes, its reactors and
+ * listeners.  Created and torn down by the main thread; reactors only read
+ * it (volume lookup at LOGIN takes a read lock, never on the I/O path).
+ */
+#ifndef RBLK_TARGET_SERVER_H
+#define RBLK_TARGET_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "reactor.h"
+#include "transport.h"
+#include "volume.h"
+
+struct tgt_login_check;
+
+struct tgt_server {
+	struct tgt_config cfg;
+
+	pthread_rwlock_t vol_lock;	/* guards vols/n_vols */
+	struct tgt_volume **vols;
+	unsigned n_vols;
+
+	struct tgt_reactor **reactors;
+	unsigned n_reactors;
+	atomic_uint rr;			/* round-robin cursor */
+
+	struct tgt_listener *listeners[TGT_CFG_MAX_LISTEN * 2];
+	const struct tgt_transport_ops *listener_ops[TGT_CFG_MAX_LISTEN * 2];
+	unsigned n_listeners;
+
+	atomic_uint_fast64_t next_session;
+	/* SIGTERM accounting: requests answered while draining, and those
+	 * failed with SHUTTING_DOWN. */
+	atomic_uint_fast64_t drained, failed;
+	atomic_uint conns_open;
+};
+
+/* Opens every volume of cfg (taking ownership of cfg).  0 or -errno; on
+ * failure nothing stays open and err says which volume and why. */
+int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
+		      char *err, size_t errlen);
+/* Starts reactors (n from cfg; 0 = online cores).  0 or -errno. */
+int tgt_server_start_reactors(struct tgt_server *s);
+/* Listens on every configured address.  0 or -errno. */
+int tgt_server_listen(struct tgt_server *s);
+/* Closes listeners (no new connections). */
+void tgt_server_unlisten(struct tgt_server *s);
+/* Stops and joins reactors (drain, see reactor.h). */
+void tgt_server_stop_reactors(struct tgt_server *s);
+/* Flushes and closes volumes, frees s.  Returns the first flush error. */
+int tgt_server_destroy(struct tgt_server *s);
+
+/* Next reactor for a new connection (any thread). */
+struct tgt_reactor *tgt_server_pick_reactor(struct tgt_server *s);
+
+/*
+ * Looks a volume up by name for LOGIN (reactor thread).  Volumes live until
+ * the server is destroyed; the admin helper adds refcounts when it lets
+ * them be deleted at run time.
+ */
+struct tgt_volume *tgt_server_find_volume(struct tgt_server *s,
+					  const char *name);
+
+/*
+ * Copies up to max volumes this host may see into out (DISCOVER); returns
+ * the count.
+ */
+unsigned tgt_server_list_volumes(struct tgt_server *s, const char *host,
+				 struct rblk_discover_entry *out, unsigned max);
+
+/*
+ * Access check at LOGIN, after the volume was found: RBLK_S_OK, or the
+ * status to refuse with (ACCESS_DENIED, AUTH_REQUIRED + nonce, ...).
+ * Allows everything for now; allowed hosts and secrets plug in here.
+ */
+int tgt_server_login_check(struct tgt_server *s, struct tgt_volume *vol,
+			   const struct rblk_login *l, struct tgt_conn *c,
+			   uint8_t nonce[RBLK_NONCE_LEN]);
+
+#endif /* RBLK_TARGET_SERVER_H */

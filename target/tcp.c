@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TCP transport, target side.  The main thread accepts and hands each
+ * socket to a reactor; from then on everything is io_uring on that reactor:
+ * one RECV in flight per connection (into the connection's receive buffer,
+ * or straight into a WRITE request's pool buffer once its capsule has been
+ * validated), one SENDMSG in flight carrying as many queued responses as
+ * fit (one in flight keeps the byte stream ordered across partial sends).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "server.h"
+#include "transport.h"
+
+#define TCP_RBUF_SIZE	(128u << 10)
+#define TCP_MAX_CTRL_PDU 4096		/* LOGIN, DISCOVER: small fixed PDUs */
+#define TCP_IOV_MAX	64
+#define TCP_CTRL_LIMIT	(1u << 20)	/* queued control bytes before we stop reading */
+
+struct tgt_listener {
+	struct tgt_server *srv;
+	int fd;
+	char addr[128];
+};
+
+/* One queued piece of output: a request's RSP (+ READ data) or a copy of
+ * a control PDU. */
+struct tcp_tx {
+	struct tcp_tx *next;
+	struct tgt_req *req;		/* NULL for a control PDU */
+	struct iovec iov[2];
+	unsigned niov;
+	size_t total, sent;
+	uint8_t data[];			/* control PDU bytes */
+};
+_Static_assert(sizeof(struct tcp_tx) <= sizeof(((struct tgt_req *)0)->tp),
+	       "tcp_tx must fit in tgt_req.tp");
+
+struct tcp_conn {
+	struct tgt_conn c;		/* first: conn.c's view */
+	int fd;
+	struct tgt_event recv_ev, send_ev, kick_ev, work_ev;
+	struct tgt_work work;
+	bool recv_busy, send_busy, kick_busy;
+	bool paused;			/* conn.c said -EAGAIN */
+	bool rd_closed, wr_dead;
+	uint8_t *rbuf;
+	uint32_t rhead, rtail;		/* unparsed bytes are [rhead, rtail) */
+	struct tgt_req *data_req;	/* WRITE payload being received */
+	uint32_t data_need, data_got;
+	bool data_direct;		/* the RECV in flight targets data_req */
+	uint32_t skip;			/* rest of a refused PDU to drop */
+	struct tcp_tx *tx_head, *tx_tail;
+	size_t ctrl_bytes;
+	struct msghdr msg;
+	struct iovec iov[TCP_IOV_MAX];
+};
+
+static struct tcp_conn *tc_of(struct tgt_conn *c)
+{
+	return (struct tcp_conn *)c;
+}
+
+#define TC_OF_EV(ev, member) \
+	((struct tcp_conn *)((char *)(ev) - offsetof(struct tcp_conn, member)))
+
+static void post_recv(struct tcp_conn *tc);
+static void flush_tx(struct tcp_conn *tc);
+static void parse(struct tcp_conn *tc);
+static void recv_done(struct tgt_event *ev, int res, uint32_t flags);
+static void send_done(struct tgt_event *ev, int res, uint32_t flags);
+static void kick_done(struct tgt_event *ev, int res, uint32_t flags);
+
+/* ---- listener (main thread) ----------------------------------------- */
+
+static int tcp_listen(struct tgt_server *srv, const char *addr,
+		      struct tgt_listener **lp)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	};
+	struct addrinfo *res = NULL;
+	struct tgt_listener *l;
+	char host[256], port[8];
+	unsigned p;
+	int one = 1, ret;
+
+	if (tgt_split_hostport(addr, host, sizeof(host), &p)) {
+		rblk_err("listen_tcp %s: not host:port", addr);
+		return -EINVAL;
+	}
+	snprintf(port, sizeof(port), "%u", p);
+	ret = getaddrinfo(host, port, &hints, &res);
+	if (ret) {
+		rblk_err("listen_tcp %s: %s", addr, gai_strerror(ret));
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		ret = -ENOMEM;
+		goto out_free_ai;
+	}
+	l->srv = srv;
+	snprintf(l->addr, sizeof(l->addr), "%s", addr);
+	l->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0) {
+		ret = -errno;
+		goto out_free_l;
+	}
+	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l->fd, res->ai_addr, res->ai_addrlen) < 0 ||
+	    listen(l->fd, 128) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	freeaddrinfo(res);
+	rblk_info("listening on tcp %s", addr);
+	*lp = l;
+	return 0;
+
+out_close:
+	close(l->fd);
+out_free_l:
+	free(l);
+out_free_ai:
+	freeaddrinfo(res);
+	if (ret != -ENOMEM)
+		rblk_err("listen_tcp %s: %s", addr, strerror(-ret));
+	return ret;
+}
+
+static int tcp_listener_fd(struct tgt_listener *l)
+{
+	return l->fd;
+}
+
+static void tcp_unlisten(struct tgt_listener *l)
+{
+	close(l->fd);
+	rblk_info("stopped listening on tcp %s", l->addr);
+	free(l);
+}
+
+static void peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char h[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &s4->sin_addr, h, sizeof(h));
+			port = ntohs(s4->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &s6->sin6_addr, h, sizeof(h));
+			port = ntohs(s6->sin6_port);
+		}
+	}
+	snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+		 h, port);
+}
+
+/* Runs on the chosen reactor: the connection becomes that reactor's. */
+static void adopt(struct tgt_reactor *r, struct tgt_work *w)
+{
+	struct tcp_conn *tc = (struct tcp_conn *)
+		((char *)w - offsetof(struct tcp_conn, work));
+	char peer[80];
+
+	peer_name(tc->fd, peer, sizeof(peer));
+	tgt_conn_init(&tc->c, &tgt_transport_tcp, tgt_reactor_priv(r), r, peer);
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: connected", tgt_reactor_id(r),
+		 peer);
+	if (tc->c.state != TGT_CONN_CLOSING)
+		post_recv(tc);
+}
+
+static int tcp_accept(struct tgt_listener *l)
+{
+	for (;;) {
+		struct tcp_conn *tc;
+		int one = 1;
+		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR ||
+			    errno == ECONNABORTED)
+				return 0;
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				rblk_warn("tcp %s: accept: %s", l->addr,
+					  strerror(errno));
+				return 0;
+			}
+			return -errno;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		tc = calloc(1, sizeof(*tc));
+		if (tc)
+			tc->rbuf = malloc(TCP_RBUF_SIZE);
+		if (!tc || !tc->rbuf) {
+			rblk_warn("tcp %s: out of memory for a connection", l->addr);
+			if (tc)
+				free(tc);
+			close(fd);
+			continue;
+		}
+		tc->fd = fd;
+		tc->recv_ev.done = recv_done;
+		tc->send_ev.done = send_done;
+		tc->kick_ev.done = kick_done;
+		tc->work.fn = adopt;
+		tgt_reactor_post_work(tgt_server_pick_reactor(l->srv), &tc->work);
+	}
+}
+
+/* ---- receive path ----------------------------------------------------- */
+
+static void framing_error(struct tcp_conn *tc, const char *what, int st)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "framing error: %s (%s)", what,
+		 rblk_status_str(st));
+	rblk_warn("reactor%u: %s: %s", tgt_reactor_id(tc->c.r), tc->c.peer, why);
+	tgt_conn_close(&tc->c, true, NULL);
+}
+
+/* Hands the finished WRITE payload to conn.c. */
+static void data_finished(struct tcp_conn *tc, int err)
+{
+	struct tgt_req *req = tc->data_req;
+
+	tc->data_req = NULL;
+	tgt_req_data_done(req, err);
+}
+
+static void parse(struct tcp_conn *tc)
+{
+	while (!tc->paused) {
+		uint8_t *p = tc->rbuf + tc->rhead;
+		uint32_t avail = tc->rtail - tc->rhead, len, need;
+		uint8_t type;
+		int st, ret;
+
+		if (tc->data_req) {
+			uint32_t n = tc->data_need - tc->data_got;
+
+			if (n > avail)
+				n = avail;
+			memcpy((uint8_t *)tc->data_req->buf + tc->data_got, p, n);
+			tc->data_got += n;
+			tc->rhead += n;
+			if (tc->data_got < tc->data_need)
+				return;
+			data_finished(tc, 0);
+			continue;
+		}
+		if (tc->skip) {
+			uint32_t n = tc->skip < avail ? tc->skip : avail;
+
+			tc->rhead += n;
+			tc->skip -= n;
+			if (tc->skip)
+				return;
+			continue;
+		}
+		if (tc->c.state == TGT_CONN_CLOSING && !tc->c.draining)
+			return;
+		if (avail < sizeof(struct rblk_wire_hdr))
+			return;
+		/* Never trust the length before the header checks pass. */
+		st = rblk_decode_hdr(p, avail, RBLK_MAX_PDU, &type, &len);
+		if (st != RBLK_S_OK) {
+			framing_error(tc, "bad PDU header", st);
+			return;
+		}
+		if (type == RBLK_PDU_CMD) {
+			need = sizeof(struct rblk_wire_cmd);
+		} else {
+			if (len > TCP_MAX_CTRL_PDU) {
+				framing_error(tc, "control PDU too long", RBLK_S_TOO_LARGE);
+				return;
+			}
+			need = len;
+		}
+		if (avail < need)
+			return;
+		if (tc->ctrl_bytes > TCP_CTRL_LIMIT)
+			return;	/* peer is not reading: wait for sends */
+		ret = tgt_conn_pdu(&tc->c, p, need, len);
+		if (ret == -EAGAIN) {
+			tc->paused = true;
+			return;
+		}
+		if (ret < 0) {
+			if (ret != -ECONNABORTED)
+				tgt_conn_close(&tc->c, true, "protocol error");
+			return;
+		}
+		tc->rhead += need;
+		if (tc->data_req)
+			tc->data_got = 0;	/* fetch_data set data_need */
+		else
+			tc->skip = len - need;
+	}
+}
+
+/*
+ * A WRITE whose payload can no longer arrive (we stopped receiving) is
+ * handed back to conn.c, which answers or drops it.
+ */
+static void settle(struct tcp_conn *tc)
+{
+	if (tc->data_req && !tc->recv_busy &&
+	    (tc->rd_closed || tc->c.state == TGT_CONN_CLOSING))
+		data_finished(tc, -ESHUTDOWN);
+}
+
+static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tcp_conn *tc = TC_OF_EV(ev, recv_ev);
+	bool direct = tc->data_direct;
+
+	tc->recv_busy = false;
+	tc->data_direct = false;
+	if (res == -EINTR || res == -EAGAIN || res == -ENOBUFS) {
+		post_recv(tc);
+		tgt_conn_put(&tc->c);
+		return;
+	}
+	if (res <= 0) {
+		tc->rd_closed = true;
+		if (tc->data_req)
+			data_finished(tc, res ? res : -ECONNRESET);
+		if (tc->c.state != TGT_CONN_CLOSING) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "%s", res == 0 ?
+				 "peer closed the connection" : strerror(-res));
+			tgt_conn_close(&tc->c, res != 0, why);
+		}
+		tgt_conn_put(&tc->c);
+		return;
+	}
+	if (direct) {
+		tc->data_got += res;
+		if (tc->data_got == tc->data_need)
+			data_finished(tc, 0);
+	} else {
+		tc->rtail += res;
+	}
+	parse(tc);
+	post_recv(tc);
+	settle(tc);
+	tgt_conn_put(&tc->c);
+}
+
+static void post_recv(struct tcp_conn *tc)
+{
+	struct io_uring_sqe *sqe;
+	void *dst;
+	size_t len;
+
+	if (tc->recv_busy || tc->rd_closed || tc->paused ||
+	    (tc->c.state == TGT_CONN_CLOSING))
+		return;
+	if (tc->data_req && tc->rhead == tc->rtail) {
+		/* Payload goes straight into the request's pool buffer. */
+		tc->rhead = tc->rtail = 0;
+		dst = (uint8_t *)tc->data_req->buf + tc->data_got;
+		len = tc->data_need - tc->data_got;
+		tc->data_direct = true;
+	} else {
+		if (tc->rhead == tc->rtail) {
+			tc->rhead = tc->rtail = 0;
+		} else if (tc->rhead > 0 && tc->rtail == TCP_RBUF_SIZE) {
+			memmove(tc->rbuf, tc->rbuf + tc->rhead,
+				tc->rtail - tc->rhead);
+			tc->rtail -= tc->rhead;
+			tc->rhead = 0;
+		}
+		if (tc->rtail == TCP_RBUF_SIZE)
+			return;	/* full of unparsed PDUs: parse first */
+		dst = tc->rbuf + tc->rtail;
+		len = TCP_RBUF_SIZE - tc->rtail;
+	}
+	sqe = tgt_reactor_sqe(tc->c.r);
+	io_uring_prep_recv(sqe, tc->fd, dst, len, 0);
+	tgt_sqe_set_event(sqe, &tc->recv_ev);
+	tc->recv_busy = true;
+	tgt_conn_get(&tc->c);
+}
+
+static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tcp_conn *tc = TC_OF_EV(ev, kick_ev);
+
+	tc->kick_busy = false;
+	parse(tc);
+	post_recv(tc);
+	settle(tc);
+	tgt_conn_put(&tc->c);
+}
+
+/* Parse again on the next loop turn (never re-entrantly from conn.c). */
+static void kick(struct tcp_conn *tc)
+{
+	if (tc->kick_busy)
+		return;
+	tc->kick_busy = true;
+	tgt_conn_get(&tc->c);
+	tgt_reactor_defer(tc->c.r, &tc->kick_ev, 0);
+}
+
+static int tcp_fetch_data(struct tgt_req *req)
+{
+	struct tcp_conn *tc = tc_of(req->conn);
+
+	tc->data_req = req;
+	tc->data_need = req->length;
+	tc->data_got = 0;
+	return 0;
+}
+
+static void tcp_resume(struct tgt_conn *c)
+{
+	struct tcp_conn *tc = tc_of(c);
+
+	tc->paused = false;
+	kick(tc);
+}
+
+/* ---- send path ------------------------------------------------------ */
+
+static void tx_release(struct tcp_conn *tc, struct tcp_tx *tx, int err)
+{
+	if (tx->req) {
+		tgt_req_sent(tx->req, err);
+	} else {
+		tc->ctrl_bytes -= tx->total;
+		free(tx);
+	}
+}
+
+static void send_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tcp_conn *tc = TC_OF_EV(ev, send_ev);
+	bool was_limited = tc->ctrl_bytes > TCP_CTRL_LIMIT;
+	size_t left;
+
+	tc->send_busy = false;
+	/* Hold the connection: releasing requests drops references. */
+	if (res == -EINTR || res == -EAGAIN) {
+		flush_tx(tc);
+		tgt_conn_put(&tc->c);
+		return;
+	}
+	if (res <= 0) {
+		struct tcp_tx *tx;
+
+		if (!tc->wr_dead)
+			RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: send: %s",
+				 tgt_reactor_id(tc->c.r), tc->c.peer,
+				 strerror(res ? -res : EPIPE));
+		tc->wr_dead = true;
+		while ((tx = tc->tx_head)) {
+			tc->tx_head = tx->next;
+			if (!tc->tx_head)
+				tc->tx_tail = NULL;
+			tx_release(tc, tx, res ? res : -EPIPE);
+		}
+		tgt_conn_close(&tc->c, true, NULL);
+		tgt_conn_put(&tc->c);
+		return;
+	}
+	left = res;
+	while (left && tc->tx_head) {
+		struct tcp_tx *tx = tc->tx_head;
+		size_t n = tx->total - tx->sent;
+
+		if (n > left) {
+			tx->sent += left;	/* partial: resume mid-PDU */
+			break;
+		}
+		left -= n;
+		tc->tx_head = tx->next;
+		if (!tc->tx_head)
+			tc->tx_tail = NULL;
+		tx_release(tc, tx, 0);
+	}
+	flush_tx(tc);
+	if (was_limited && tc->ctrl_bytes <= TCP_CTRL_LIMIT)
+		kick(tc);
+	tgt_conn_put(&tc->c);
+}
+
+static void flush_tx(struct tcp_conn *tc)
+{
+	struct io_uring_sqe *sqe;
+	unsigned n = 0;
+
+	if (tc->send_busy || !tc->tx_head)
+		return;
+	tc->send_busy = true;
+	tgt_conn_get(&tc->c);
+	if (tc->wr_dead) {
+		tgt_reactor_defer(tc->c.r, &tc->send_ev, -EPIPE);
+		return;
+	}
+	for (struct tcp_tx *tx = tc->tx_head; tx && n < TCP_IOV_MAX; tx = tx->next) {
+		size_t skip = tx->sent;
+
+		for (unsigned i = 0; i < tx->niov && n < TCP_IOV_MAX; i++) {
+			if (skip >= tx->iov[i].iov_len) {
+				skip -= tx->iov[i].iov_len;
+				continue;
+			}
+			tc->iov[n].iov_base = (uint8_t *)tx->iov[i].iov_base + skip;
+			tc->iov[n].iov_len = tx->iov[i].iov_len - skip;
+			skip = 0;
+			n++;
+		}
+	}
+	memset(&tc->msg, 0, sizeof(tc->msg));
+	tc->msg.msg_iov = tc->iov;
+	tc->msg.msg_iovlen = n;
+	sqe = tgt_reactor_sqe(tc->c.r);
+	io_uring_prep_sendmsg(sqe, tc->fd, &tc->msg, MSG_NOSIGNAL);
+	tgt_sqe_set_event(sqe, &tc->send_ev);
+}
+
+static void queue_tx(struct tcp_conn *tc, struct tcp_tx *tx)
+{
+	tx->next = NULL;
+	tx->sent = 0;
+	if (tc->tx_tail)
+		tc->tx_tail->next = tx;
+	else
+		tc->tx_head = tx;
+	tc->tx_tail = tx;
+	flush_tx(tc);
+}
+
+static void tcp_send_rsp(struct tgt_req *req)
+{
+	struct tcp_tx *tx = (struct tcp_tx *)&req->tp;
+
+	tx->req = req;
+	tx->iov[0].iov_base = req->rsp;
+	tx->iov[0].iov_len = req->rsp_len;
+	tx->niov = 1;
+	if (req->data_len) {
+		tx->iov[1].iov_base = req->buf;
+		tx->iov[1].iov_len = req->data_len;
+		tx->niov = 2;
+	}
+	tx->total = req->rsp_len + req->data_len;
+	queue_tx(tc_of(req->conn), tx);
+}
+
+static int tcp_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
+{
+	struct tcp_conn *tc = tc_of(c);
+	struct tcp_tx *tx = malloc(sizeof(*tx) + len);
+
+	if (!tx)
+		return -ENOMEM;
+	memcpy(tx->data, pdu, len);
+	tx->req = NULL;
+	tx->iov[0].iov_base = tx->data;
+	tx->iov[0].iov_len = len;
+	tx->niov = 1;
+	tx->total = len;
+	tc->ctrl_bytes += len;
+	queue_tx(tc, tx);
+	return 0;
+}
+
+/* ---- teardown -------------------------------------------------------- */
+
+static void tcp_shutdown(struct tgt_conn *c, bool force)
+{
+	struct tcp_conn *tc = tc_of(c);
+	struct io_uring_sqe *sqe;
+
+	shutdown(tc->fd, force ? SHUT_RDWR : SHUT_RD);
+	if (force)
+		tc->wr_dead = true;
+	if (tc->recv_busy) {
+		/* shutdown() ends a pending RECV; cancel covers the rest. */
+		sqe = tgt_reactor_sqe(c->r);
+		io_uring_prep_cancel(sqe, &tc->recv_ev, 0);
+		tgt_sqe_set_event(sqe, NULL);
+	}
+	if (force && tc->send_busy) {
+		sqe = tgt_reactor_sqe(c->r);
+		io_uring_prep_cancel(sqe, &tc->send_ev, 0);
+		tgt_sqe_set_event(sqe, NULL);
+	}
+	/* Draining: capsules already received are still answered
+	 * (SHUTTING_DOWN); do that on the next turn, not inside conn.c. */
+	tc->paused = false;
+	kick(tc);
+}
+
+static void tcp_free(struct tgt_conn *c)
+{
+	struct tcp_conn *tc = tc_of(c);
+
+	close(tc->fd);
+	free(tc->rbuf);
+	free(tc);
+}
+
+const struct tgt_transport_ops tgt_transport_tcp = {
+	.name = "tcp",
+	.flags = TGT_TP_F_INBAND_DATA,
+	.listen = tcp_listen,
+	.listener_fd = tcp_listener_fd,
+	.accept = tcp_accept,
+	.unlisten = tcp_unlisten,
+	.fetch_data = tcp_fetch_data,
+	.send_rsp = tcp_send_rsp,
+	.send_pdu = tcp_send_pdu,
+	.resume = tcp_resume,
+	.shutdown = tcp_shutdown,
+	.free = tcp_free,
+};

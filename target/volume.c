@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Volume open/close and capability probing.  Probes never touch the
+ * exported data: discard and write-zeroes support of a file system is
+ * tested on an O_TMPFILE in the same directory, O_DIRECT with a read.
+ */
+#include "volume.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "log.h"
+
+const char *tgt_vol_flags_str(uint32_t flags, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"READ_ONLY", "FLUSH", "FUA", "DISCARD", "WRITE_ZEROES",
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 5; i++)
+		if (flags & (1u << i))
+			n += snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+				      n ? "," : "", names[i]);
+	if (!n)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* Which fallocate modes does the file system under path take? */
+static uint32_t probe_file_caps(const char *path)
+{
+	char dir[PATH_MAX];
+	uint32_t caps = 0;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	fd = open(dirname(dir), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rblk_warn("cannot probe discard support next to %s (O_TMPFILE: %s): not offering DISCARD/WRITE_ZEROES",
+			  path, strerror(errno));
+		return 0;
+	}
+	if (ftruncate(fd, 65536) == 0) {
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      0, 4096) == 0)
+			caps |= RBLK_VOL_F_DISCARD;
+		if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+			      4096, 4096) == 0)
+			caps |= RBLK_VOL_F_WRITE_ZEROES;
+	}
+	close(fd);
+	return caps;
+}
+
+static uint32_t probe_blkdev_discard(int fd)
+{
+	struct stat st;
+	char p[128];
+	unsigned long long max = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/discard_max_bytes",
+		 major(st.st_rdev), minor(st.st_rdev));
+	f = fopen(p, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &max) != 1)
+		max = 0;
+	fclose(f);
+	return max ? RBLK_VOL_F_DISCARD : 0;
+}
+
+static int open_file(struct tgt_volume *v, const struct tgt_volume_cfg *cfg,
+		     char *err, size_t errlen)
+{
+	int oflags = cfg->read_only ? O_RDONLY : O_RDWR;
+	struct stat st;
+	int ret;
+
+	v->fd = open(cfg->path, oflags | O_CLOEXEC);
+	if (v->fd < 0 && errno == ENOENT && !cfg->read_only) {
+		if (!cfg->size) {
+			snprintf(err, errlen, "volume %s: %s does not exist and no size is configured to create it",
+				 cfg->name, cfg->path);
+			return -ENOENT;
+		}
+		v->fd = open(cfg->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			     0600);
+		if (v->fd >= 0)
+			rblk_info("volume %s: created %s", cfg->name, cfg->path);
+	}
+	if (v->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "volume %s: open %s: %s", cfg->name,
+			 cfg->path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(v->fd, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "volume %s: stat %s: %s", cfg->name,
+			 cfg->path, strerror(-ret));
+		return ret;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+		int lbs;
+
+		v->is_blkdev = true;
+		if (ioctl(v->fd, BLKGETSIZE64, &bytes) < 0 ||
+		    ioctl(v->fd, BLKSSZGET, &lbs) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "volume %s: %s: size ioctl: %s",
+				 cfg->name, cfg->path, strerror(-ret));
+			return ret;
+		}
+		if (cfg->size > bytes) {
+			snprintf(err, errlen, "volume %s: size %" PRIu64 " is larger than device %s (%" PRIu64 " bytes)",
+				 cfg->name, cfg->size, cfg->path, bytes);
+			return -EINVAL;
+		}
+		/* A smaller configured size exports a prefix of the device. */
+		v->size = cfg->size ? cfg->size : bytes;
+		v->block_size = lbs;
+		v->flags |= RBLK_VOL_F_WRITE_ZEROES | probe_blkdev_discard(v->fd);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "volume %s: %s is neither a regular file nor a block device",
+			 cfg->name, cfg->path);
+		return -EINVAL;
+	}
+	v->block_size = 512;
+	if (cfg->size && (uint64_t)st.st_size > cfg->size) {
+		snprintf(err, errlen, "volume %s: %s is %" PRIu64 " bytes, larger than the configured size %" PRIu64 " (refusing to hide data; fix size)",
+			 cfg->name, cfg->path, (uint64_t)st.st_size, cfg->size);
+		return -EINVAL;
+	}
+	if (cfg->size && (uint64_t)st.st_size < cfg->size) {
+		if (cfg->read_only) {
+			snprintf(err, errlen, "volume %s: read-only %s is smaller (%" PRIu64 ") than size %" PRIu64,
+				 cfg->name, cfg->path, (uint64_t)st.st_size, cfg->size);
+			return -EINVAL;
+		}
+		/* Growing is lossless and sparse: the tail reads as zeroes. */
+		if (ftruncate(v->fd, cfg->size) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "volume %s: extend %s to %" PRIu64 ": %s",
+				 cfg->name, cfg->path, cfg->size, strerror(-ret));
+			return ret;
+		}
+		if (st.st_size)
+			rblk_info("volume %s: extended %s from %" PRIu64 " to %" PRIu64 " bytes",
+				  cfg->name, cfg->path, (uint64_t)st.st_size,
+				  cfg->size);
+		st.st_size = cfg->size;
+	}
+	if (st.st_size == 0 || st.st_size % 512) {
+		snprintf(err, errlen, "volume %s: %s size %" PRIu64 " is not a positive multiple of 512",
+			 cfg->name, cfg->path, (uint64_t)st.st_size);
+		return -EINVAL;
+	}
+	v->size = st.st_size;
+	v->flags |= probe_file_caps(cfg->path);
+	return 0;
+}
+
+int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
+		    char *err, size_t errlen)
+{
+	struct tgt_volume *v;
+	int ret;
+
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->fd = -1;
+	snprintf(v->name, sizeof(v->name), "%s", cfg->name);
+	v->be = tgt_backend_find(cfg->backend);
+	if (!v->be) {
+		snprintf(err, errlen, "volume %s: unknown backend %s",
+			 cfg->name, cfg->backend);
+		ret = -EINVAL;
+		goto out_free;
+	}
+	v->be_index = tgt_backend_index(v->be);
+	v->flags = RBLK_VOL_F_FLUSH | RBLK_VOL_F_FUA;
+	if (cfg->read_only)
+		v->flags |= RBLK_VOL_F_READ_ONLY;
+	if (cfg->path) {
+		v->path = strdup(cfg->path);
+		if (!v->path) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+	}
+	if (v->be->flags & TGT_BE_F_NO_STORE) {
+		v->size = cfg->size;
+		v->block_size = 512;
+		v->flags |= RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES;
+	} else {
+		ret = open_file(v, cfg, err, errlen);
+		if (ret)
+			goto out_close;
+	}
+	if (v->be->open) {
+		ret = v->be->open(v);
+		if (ret) {
+			snprintf(err, errlen, "volume %s: backend %s: %s",
+				 cfg->name, v->be->name, strerror(-ret));
+			goto out_close;
+		}
+	}
+	if (cfg->read_only)
+		v->flags &= ~(RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES |
+			      RBLK_VOL_F_FUA);
+	*vp = v;
+	return 0;
+
+out_close:
+	if (v->fd >= 0)
+		close(v->fd);
+	free(v->path);
+out_free:
+	free(v);
+	return ret;
+}
+
+int tgt_volume_close(struct tgt_volume *v)
+{
+	int ret = 0;
+
+	if (!v)
+		return 0;
+	if (v->fd >= 0 && !(v->flags & RBLK_VOL_F_READ_ONLY) &&
+	    fdatasync(v->fd) < 0) {
+		ret = -errno;
+		rblk_err("volume %s: final flush of %s: %s", v->name, v->path,
+			 strerror(-ret));
+	}
+	if (v->be->close)
+		v->be->close(v);
+	if (v->fd >= 0)
+		close(v->fd);
+	free(v->path);
+	free(v);
+	return ret;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A volume: an opened backing file or block device plus what it can do.
+ * Opened by the main thread at startup; read-only afterwards, so reactors
+ * share it without locks.
+ */
+#ifndef RBLK_TARGET_VOLUME_H
+#define RBLK_TARGET_VOLUME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "rblk_proto.h"
+
+struct tgt_backend_ops;
+
+struct tgt_volume {
+	char     name[RBLK_NAME_MAX];
+	char    *path;			/* NULL for the null backend */
+	const struct tgt_backend_ops *be;
+	unsigned be_index;		/* registry index of be */
+	int      fd;			/* -1 when there is no store */
+	bool     is_blkdev;
+	bool     direct;		/* fd has O_DIRECT */
+	uint64_t size;			/* bytes exported */
+	uint32_t block_size;		/* logical block size */
+	uint32_t flags;			/* RBLK_VOL_F_* */
+	void    *be_priv;		/* backend's per-volume state */
+};
+
+/*
+ * Opens the store of cfg with its backend: creates a missing regular file
+ * sparse (size needed), extends a smaller one to cfg->size, refuses one
+ * larger than cfg->size (data would be hidden); probes O_DIRECT, discard
+ * and write-zeroes support.  0 or -errno with a message in err.
+ */
+int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
+		    char *err, size_t errlen);
+/* Flushes (unless read-only) and closes; returns the flush result. */
+int tgt_volume_close(struct tgt_volume *v);
+
+/* "FLUSH,FUA,DISCARD" style text of RBLK_VOL_F_* flags into buf. */
+const char *tgt_vol_flags_str(uint32_t flags, char *buf, size_t len);
+
+#endif /* RBLK_TARGET_VOLUME_H */
