@@ -88,17 +88,25 @@ int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io);
  * min_wait are available (min_wait 0: never blocks) or timeout_ms passes
  * (-1: no timeout).  Returns the count, or -errno when the connection failed
  * (outstanding I/Os are then returned completed with RBLK_S_IO_ERROR).
+ * Precisely: when the connection fails, every outstanding I/O completes with
+ * RBLK_S_IO_ERROR and is returned by this call and the next ones as a normal
+ * count; once none is left, reap returns the -errno that killed the queue
+ * (-EPROTO for a malformed response, -ECONNRESET ...), and submit returns
+ * -ENOTCONN.  min_wait is capped at the number outstanding, so it never
+ * waits for I/O that was not submitted.
  */
 int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 		    unsigned min_wait, unsigned max, int timeout_ms);
 
-/* An fd that becomes readable when rblk_queue_reap(.., 0, ..) has work. */
+/* An fd that becomes readable when rblk_queue_reap(.., 0, ..) has work.
+ * Responses already received are buffered: after a reap that returned max,
+ * call reap again before waiting on the fd. */
 int rblk_queue_fd(struct rblk_queue *q);
 /* Number of commands sent and not yet reaped. */
 unsigned rblk_queue_inflight(const struct rblk_queue *q);
 
 /* Lists volumes this host may use (DISCOVER).  Returns count or -errno;
- * entries is an array of max. */
+ * entries is an array of max (a count above max fills only max). */
 int rblk_discover(const struct rblk_client_opts *opts,
 		  struct rblk_discover_entry *entries, unsigned max,
 		  char *errbuf, size_t errlen);
