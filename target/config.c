@@ -20,6 +20,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "size.h"
 
 #define CFG_MAX_TEXT	(1u << 20)	/* a config is small; refuse megabytes */
 #define CFG_MAX_VOLUMES	4096
@@ -59,36 +60,6 @@ struct tgt_volume_cfg *tgt_config_find_volume(const struct tgt_config *cfg,
 		if (!strcmp(cfg->vols[i].name, name))
 			return &cfg->vols[i];
 	return NULL;
-}
-
-int tgt_parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	case 'p': case 'P': shift = 50; end++; break;
-	default: break;
-	}
-	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
-		end += strlen(end);
-	if (*end)
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
-	return 0;
 }
 
 int tgt_split_hostport(const char *s, char *host, size_t hostlen,
@@ -375,7 +346,7 @@ static int volume_key(struct parser *p, int k, char *v)
 		vol->path = strdup(v);
 		return vol->path ? 0 : -ENOMEM;
 	case K_SIZE:
-		ret = tgt_parse_size(v, &sz);
+		ret = rblk_parse_size(v, &sz);
 		if (ret)
 			return perr(p, "volume '%s': field 'size': '%s' is not a size (like 512, 64M, 10G)",
 				    vol->name, v);
@@ -646,22 +617,6 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 	}
 }
 
-/* Sizes are written in the largest exact binary unit: 10G stays 10G. */
-static void sb_size(struct sbuf *b, uint64_t v)
-{
-	static const char units[] = "KMGTP";
-	int u = -1;
-
-	while (u < 4 && v && !(v & 1023)) {
-		v >>= 10;
-		u++;
-	}
-	if (u < 0)
-		sb_printf(b, "%" PRIu64, v);
-	else
-		sb_printf(b, "%" PRIu64 "%c", v, units[u]);
-}
-
 char *tgt_config_format(const struct tgt_config *cfg)
 {
 	struct sbuf b = { .cap = 1024 };
@@ -692,9 +647,10 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		if (v->path)
 			sb_printf(&b, "path = %s\n", v->path);
 		if (v->size) {
-			sb_printf(&b, "size = ");
-			sb_size(&b, v->size);
-			sb_printf(&b, "\n");
+			char sz[32];
+
+			sb_printf(&b, "size = %s\n",
+				  rblk_format_size(v->size, sz, sizeof(sz)));
 		}
 		sb_printf(&b, "backend = %s\nread_only = %s\n", v->backend,
 			  v->read_only ? "yes" : "no");

@@ -72,12 +72,6 @@ struct tgt_volume_cfg *tgt_config_find_volume(const struct tgt_config *cfg,
 					      const char *name);
 
 /*
- * Parses "123", "4k", "10G", "1TiB" (binary multiples).  Returns 0 or
- * -EINVAL / -ERANGE.
- */
-int tgt_parse_size(const char *s, uint64_t *out);
-
-/*
  * Splits "host:port" or "[v6]:port" into host (without brackets) and
  * port.  Returns 0 or -EINVAL.
  */

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/* Target config parser and writer (target/config.c): good configs, every
+ * refusal (with FILE:LINE and the field in the message), round trip. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "log.h"
+
+static const char good_text[] =
+	"# sample\n"
+	"; also a comment\n"
+	"[target]\n"
+	"listen_tcp = 127.0.0.1:4420, [::1]:4421   # two listeners\n"
+	"listen_rdma = 10.0.0.1:4421\n"
+	"reactors = 3\n"
+	"log_level = warn\n"
+	"max_queue_depth = 256\n"
+	"reactor_buffer_mb = 32\n"
+	"\n"
+	"[volume vol0]\n"
+	"path = /srv/rblk/vol0.img\n"
+	"size = 10G\n"
+	"backend = aio\n"
+	"read_only = yes\n"
+	"\n"
+	"[volume db:1]\r\n"
+	"  path=/dev/sdb  \n"
+	"[volume n]\n"
+	"backend = null\n"
+	"size = 1M\n";
+
+static void test_good(void **state)
+{
+	struct tgt_config cfg;
+	char err[256];
+
+	assert_int_equal(tgt_config_parse(good_text, "t.conf", &cfg, err,
+					  sizeof(err)), 0);
+	assert_int_equal(cfg.n_listen_tcp, 2);
+	assert_string_equal(cfg.listen_tcp[0], "127.0.0.1:4420");
+	assert_string_equal(cfg.listen_tcp[1], "[::1]:4421");
+	assert_string_equal(cfg.listen_rdma, "10.0.0.1:4421");
+	assert_int_equal(cfg.reactors, 3);
+	assert_int_equal(cfg.log_level, RBLK_LOG_WARN);
+	assert_int_equal(cfg.max_queue_depth, 256);
+	assert_int_equal(cfg.buffer_mb, 32);
+	assert_int_equal(cfg.n_vols, 3);
+	assert_string_equal(cfg.vols[0].name, "vol0");
+	assert_string_equal(cfg.vols[0].path, "/srv/rblk/vol0.img");
+	assert_true(cfg.vols[0].size == 10ull << 30);
+	assert_string_equal(cfg.vols[0].backend, "aio");
+	assert_true(cfg.vols[0].read_only);
+	assert_int_equal(cfg.vols[0].line, 11);
+	assert_string_equal(cfg.vols[1].name, "db:1");
+	assert_string_equal(cfg.vols[1].path, "/dev/sdb");
+	assert_true(cfg.vols[1].size == 0);
+	assert_string_equal(cfg.vols[1].backend, "uring");
+	assert_false(cfg.vols[1].read_only);
+	assert_null(cfg.vols[2].path);
+	assert_non_null(tgt_config_find_volume(&cfg, "db:1"));
+	assert_null(tgt_config_find_volume(&cfg, "nope"));
+	tgt_config_free(&cfg);
+}
+
+static void test_defaults(void **state)
+{
+	struct tgt_config cfg;
+	char err[256];
+
+	assert_int_equal(tgt_config_parse("", "e.conf", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_vols, 0);
+	assert_int_equal(cfg.n_listen_tcp, 0);
+	assert_null(cfg.listen_rdma);
+	assert_int_equal(cfg.reactors, 0);
+	assert_int_equal(cfg.log_level, -1);
+	assert_int_equal(cfg.max_queue_depth, RBLK_MAX_QUEUE_DEPTH);
+	tgt_config_free(&cfg);
+	/* empty values are allowed for the listeners */
+	assert_int_equal(tgt_config_parse("[target]\nlisten_tcp =\nlisten_rdma =\n",
+					  "e.conf", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_listen_tcp, 0);
+	assert_null(cfg.listen_rdma);
+	tgt_config_free(&cfg);
+}
+
+/* Each bad config: text, the line the error must name, a fragment. */
+static const struct {
+	const char *text;
+	int line;
+	const char *frag;
+} bad[] = {
+	{ "[targett]\n", 1, "unknown section" },
+	{ "[target]\nlisten = 1.2.3.4:5\n", 2, "unknown field 'listen'" },
+	{ "[volume v]\npath = /x\ncolour = red\n", 3, "unknown field 'colour'" },
+	{ "reactors = 1\n", 1, "outside of any section" },
+	{ "[target]\nreactors\n", 2, "expected 'key = value'" },
+	{ "[target]\n = 4\n", 2, "missing key" },
+	{ "[target\n", 1, "lacks ']'" },
+	{ "[target]\n[target]\n", 2, "appears twice" },
+	{ "[volume a]\npath=/a\n[volume a]\npath=/b\n", 3, "duplicate volume name" },
+	{ "[volume -bad]\npath=/a\n", 1, "invalid volume name" },
+	{ "[volume a/b]\npath=/a\n", 1, "invalid volume name" },
+	{ "[volume ..]\npath=/a\n", 1, "invalid volume name" },
+	{ "[volume]\n", 1, "unknown section" },
+	{ "[volume 0123456789012345678901234567890123456789012345678901234567890123]\n", 1, "invalid volume name" },
+	{ "[target]\nreactors = 1\nreactors = 2\n", 3, "given twice" },
+	{ "[target]\nlisten_tcp = 127.0.0.1\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = 127.0.0.1:0\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = 127.0.0.1:70000\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = :4420\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = ::1:4420\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = [::1:4420\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = 1.2.3.4:x\n", 2, "'listen_tcp'" },
+	{ "[target]\nlisten_tcp = a:1, a:1\n", 2, "listed twice" },
+	{ "[target]\nlisten_tcp = a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,a:13,a:14,a:15,a:16,a:17\n", 2, "more than" },
+	{ "[target]\nreactors = -1\n", 2, "'reactors'" },
+	{ "[target]\nreactors = many\n", 2, "'reactors'" },
+	{ "[target]\nreactors = 257\n", 2, "'reactors'" },
+	{ "[target]\nlog_level = chatty\n", 2, "'log_level'" },
+	{ "[target]\nmax_queue_depth = 0\n", 2, "'max_queue_depth'" },
+	{ "[target]\nmax_queue_depth = 1025\n", 2, "'max_queue_depth'" },
+	{ "[target]\nreactor_buffer_mb = 3\n", 2, "'reactor_buffer_mb'" },
+	{ "[volume v]\npath =\n", 2, "'path' is empty" },
+	{ "[volume v]\npath = rel/x\n", 2, "not an absolute path" },
+	{ "[volume v]\npath = /x\nsize = big\n", 3, "'size'" },
+	{ "[volume v]\npath = /x\nsize = 0\n", 3, "'size'" },
+	{ "[volume v]\npath = /x\nsize = 1000\n", 3, "multiple of 512" },
+	{ "[volume v]\npath = /x\nsize = 99999999999999999999\n", 3, "'size'" },
+	{ "[volume v]\npath = /x\nbackend = spdk\n", 3, "unknown backend 'spdk'" },
+	{ "[volume v]\npath = /x\nread_only = maybe\n", 3, "'read_only'" },
+	{ "[volume v]\nsize = 1G\n", 1, "'path' is missing" },
+	{ "[volume v]\nsize = 1G\n[volume w]\npath=/w\n", 1, "'path' is missing" },
+	{ "[volume v]\nbackend = null\n", 1, "needs field 'size'" },
+};
+
+static void test_bad(void **state)
+{
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tgt_config cfg;
+		char err[256], want[32];
+
+		err[0] = '\0';
+		assert_int_equal(tgt_config_parse(bad[i].text, "bad.conf", &cfg,
+						  err, sizeof(err)), -EINVAL);
+		snprintf(want, sizeof(want), "bad.conf:%d: ", bad[i].line);
+		if (strncmp(err, want, strlen(want)) || !strstr(err, bad[i].frag))
+			fail_msg("case %u: got \"%s\", want \"%s...%s\"", i, err,
+				 want, bad[i].frag);
+		/* A refused parse leaves nothing allocated behind. */
+		assert_int_equal(cfg.n_vols, 0);
+		assert_null(cfg.vols);
+		assert_int_equal(cfg.n_listen_tcp, 0);
+	}
+}
+
+static void test_round_trip(void **state)
+{
+	struct tgt_config a, b;
+	char err[256], *t1, *t2;
+
+	assert_int_equal(tgt_config_parse(good_text, "t.conf", &a, err, sizeof(err)), 0);
+	t1 = tgt_config_format(&a);
+	assert_non_null(t1);
+	assert_int_equal(tgt_config_parse(t1, "fmt", &b, err, sizeof(err)), 0);
+	t2 = tgt_config_format(&b);
+	assert_non_null(t2);
+	assert_string_equal(t1, t2);
+	assert_int_equal(b.n_vols, a.n_vols);
+	assert_int_equal(b.n_listen_tcp, a.n_listen_tcp);
+	assert_string_equal(b.listen_rdma, a.listen_rdma);
+	assert_int_equal(b.reactors, a.reactors);
+	assert_int_equal(b.log_level, a.log_level);
+	assert_int_equal(b.max_queue_depth, a.max_queue_depth);
+	assert_int_equal(b.buffer_mb, a.buffer_mb);
+	for (unsigned i = 0; i < a.n_vols; i++) {
+		assert_string_equal(a.vols[i].name, b.vols[i].name);
+		if (a.vols[i].path)
+			assert_string_equal(a.vols[i].path, b.vols[i].path);
+		else
+			assert_null(b.vols[i].path);
+		assert_true(a.vols[i].size == b.vols[i].size);
+		assert_string_equal(a.vols[i].backend, b.vols[i].backend);
+		assert_int_equal(a.vols[i].read_only, b.vols[i].read_only);
+	}
+	assert_non_null(strstr(t1, "size = 10G\n"));
+	free(t1);
+	free(t2);
+	tgt_config_free(&a);
+	tgt_config_free(&b);
+}
+
+static void test_split_hostport(void **state)
+{
+	char h[64];
+	unsigned port;
+
+	assert_int_equal(tgt_split_hostport("1.2.3.4:80", h, sizeof(h), &port), 0);
+	assert_string_equal(h, "1.2.3.4");
+	assert_int_equal(port, 80);
+	assert_int_equal(tgt_split_hostport("[fe80::1]:4420", h, sizeof(h), &port), 0);
+	assert_string_equal(h, "fe80::1");
+	assert_int_equal(port, 4420);
+	assert_int_equal(tgt_split_hostport("localhost:1", h, sizeof(h), &port), 0);
+	assert_int_equal(tgt_split_hostport("h:", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(tgt_split_hostport("h:1x", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(tgt_split_hostport("[]:1", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(tgt_split_hostport("h:-1", h, sizeof(h), &port), -EINVAL);
+	assert_int_equal(tgt_split_hostport("0123456789:1", h, 8, &port), -EINVAL);
+}
+
+static void test_load(void **state)
+{
+	char path[] = "/tmp/rblk-cfg-XXXXXX", err[256];
+	struct tgt_config cfg;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(good_text, f);
+	fclose(f);
+	assert_int_equal(tgt_config_load(path, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_vols, 3);
+	tgt_config_free(&cfg);
+	unlink(path);
+	assert_int_equal(tgt_config_load(path, &cfg, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, path));
+	assert_int_equal(tgt_config_load("/tmp", &cfg, err, sizeof(err)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_split_hostport),
+		cmocka_unit_test(test_load),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
