@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Backends on temp files, driven by a reactor without its thread
+ * (tgt_reactor_run_once): data written is read back, FUA writes, flush,
+ * discard and write-zeroes read back as zeroes, read-only volumes refuse
+ * writes; plus volume open rules and the buffer pool allocator.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "backend.h"
+#include "bufpool.h"
+#include "reactor.h"
+#include "volume.h"
+
+#define VOL_SIZE	(4u << 20)
+
+struct fixture {
+	char dir[256];
+	char path[300];
+	struct tgt_reactor *r;
+};
+
+struct waiter {
+	struct tgt_io io;
+	int done;
+	int res;
+};
+
+static void io_done(struct tgt_io *io, int res)
+{
+	struct waiter *w = (struct waiter *)io;
+
+	w->done++;
+	w->res = res;
+}
+
+/* Runs one command to completion; returns its result (0 or -errno). */
+static int run_io(struct fixture *f, struct tgt_volume *v, int op,
+		  uint64_t off, uint32_t len, void *buf, bool fua)
+{
+	struct waiter w;
+	int ret, turns = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.io.r = f->r;
+	w.io.vol = v;
+	w.io.op = op;
+	w.io.fua = fua;
+	w.io.offset = off;
+	w.io.length = len;
+	w.io.buf = buf;
+	w.io.buf_index = buf ? tgt_reactor_buf_index(f->r) : -1;
+	w.io.complete = io_done;
+	ret = tgt_backend_submit(&w.io);
+	if (ret)
+		return ret;
+	/* complete() must never run inside submit() */
+	assert_int_equal(w.done, 0);
+	while (!w.done && turns++ < 1000)
+		assert_true(tgt_reactor_run_once(f->r, true) >= 0);
+	assert_int_equal(w.done, 1);
+	return w.res;
+}
+
+static int setup(void **state)
+{
+	struct tgt_reactor_params p = { .id = 0, .buffer_bytes = 8u << 20 };
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	const char *b = getenv("RBLK_BUILD");
+
+	/* Under the build tree, not /tmp: tmpfs may lack O_DIRECT. */
+	snprintf(f->dir, sizeof(f->dir), "%s/tmp-backend-XXXXXX", b ? b : "build");
+	mkdir(b ? b : "build", 0755);
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/vol.img", f->dir);
+	if (tgt_reactor_create(&f->r, &p))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	tgt_reactor_destroy(f->r);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static struct tgt_volume *open_vol(struct fixture *f, const char *backend,
+				   uint64_t size, bool ro)
+{
+	struct tgt_volume_cfg cfg = { .size = size, .read_only = ro };
+	struct tgt_volume *v = NULL;
+	char err[256];
+
+	snprintf(cfg.name, sizeof(cfg.name), "t");
+	snprintf(cfg.backend, sizeof(cfg.backend), "%s", backend);
+	cfg.path = strcmp(backend, "null") ? f->path : NULL;
+	if (tgt_volume_open(&v, &cfg, err, sizeof(err)))
+		fail_msg("open %s: %s", backend, err);
+	return v;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 9));
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void data_roundtrip(struct fixture *f, const char *backend)
+{
+	struct tgt_bufpool *pool = tgt_reactor_pool(f->r);
+	struct tgt_volume *v = open_vol(f, backend, VOL_SIZE, false);
+	uint8_t *wbuf = tgt_buf_alloc(pool, 1u << 20);
+	uint8_t *rbuf = tgt_buf_alloc(pool, 1u << 20);
+
+	assert_non_null(wbuf);
+	assert_non_null(rbuf);
+	assert_true(v->size == VOL_SIZE);
+	assert_int_equal(v->block_size, 512);
+	assert_true(v->flags & RBLK_VOL_F_FLUSH);
+	assert_true(v->flags & RBLK_VOL_F_FUA);
+
+	/* big and small, aligned to 512 only, plus a FUA write */
+	fill(wbuf, 1u << 20, 1);
+	assert_int_equal(run_io(f, v, TGT_IO_WRITE, 512, 1u << 20, wbuf, false), 0);
+	memset(rbuf, 0xaa, 1u << 20);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, 512, 1u << 20, rbuf, false), 0);
+	assert_memory_equal(rbuf, wbuf, 1u << 20);
+
+	fill(wbuf, 4096, 2);
+	assert_int_equal(run_io(f, v, TGT_IO_WRITE, VOL_SIZE - 4096, 4096, wbuf, true), 0);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, VOL_SIZE - 4096, 4096, rbuf, false), 0);
+	assert_memory_equal(rbuf, wbuf, 4096);
+	assert_int_equal(run_io(f, v, TGT_IO_FLUSH, 0, 0, NULL, false), 0);
+
+	/* never-written space reads as zeroes */
+	memset(rbuf, 0xaa, 8192);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, 2u << 20, 8192, rbuf, false), 0);
+	assert_true(all_zero(rbuf, 8192));
+
+	if (v->flags & RBLK_VOL_F_DISCARD) {
+		assert_int_equal(run_io(f, v, TGT_IO_DISCARD, 512 + 65536, 65536, NULL, false), 0);
+		assert_int_equal(run_io(f, v, TGT_IO_READ, 512, 1u << 20, rbuf, false), 0);
+		assert_memory_not_equal(rbuf, wbuf, 1);	/* wbuf was refilled */
+		assert_true(all_zero(rbuf + 65536, 65536));
+		/* data around the hole is intact */
+		fill(wbuf, 1u << 20, 1);
+		assert_memory_equal(rbuf, wbuf, 65536);
+		assert_memory_equal(rbuf + 131072, wbuf + 131072, 65536);
+	} else {
+		print_message("%s: no DISCARD on this file system, skipped\n", backend);
+	}
+	if (v->flags & RBLK_VOL_F_WRITE_ZEROES) {
+		assert_int_equal(run_io(f, v, TGT_IO_WRITE_ZEROES, 512 + 4096, 4096, NULL, true), 0);
+		assert_int_equal(run_io(f, v, TGT_IO_READ, 512, 16384, rbuf, false), 0);
+		assert_true(all_zero(rbuf + 4096, 4096));
+		assert_memory_equal(rbuf, wbuf, 4096);
+		assert_memory_equal(rbuf + 8192, wbuf + 8192, 4096);
+	}
+	tgt_buf_free(pool, wbuf);
+	tgt_buf_free(pool, rbuf);
+	assert_int_equal(tgt_volume_close(v), 0);
+
+	/* data survives close + reopen (what a target restart does) */
+	v = open_vol(f, backend, VOL_SIZE, true);
+	rbuf = tgt_buf_alloc(pool, 4096);
+	fill(wbuf = malloc(4096), 4096, 2);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, VOL_SIZE - 4096, 4096, rbuf, false), 0);
+	assert_memory_equal(rbuf, wbuf, 4096);
+	free(wbuf);
+	tgt_buf_free(pool, rbuf);
+	tgt_volume_close(v);
+	unlink(f->path);
+}
+
+static void test_uring(void **state)
+{
+	data_roundtrip(*state, "uring");
+}
+
+static void test_aio(void **state)
+{
+	data_roundtrip(*state, "aio");
+}
+
+static void test_null(void **state)
+{
+	struct fixture *f = *state;
+	struct tgt_volume *v = open_vol(f, "null", VOL_SIZE, false);
+	uint8_t *buf = tgt_buf_alloc(tgt_reactor_pool(f->r), 4096);
+
+	assert_int_equal(v->fd, -1);
+	memset(buf, 0x55, 4096);
+	assert_int_equal(run_io(f, v, TGT_IO_WRITE, 0, 4096, buf, true), 0);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, 0, 4096, buf, false), 0);
+	assert_true(all_zero(buf, 4096));
+	assert_int_equal(run_io(f, v, TGT_IO_FLUSH, 0, 0, NULL, false), 0);
+	assert_int_equal(run_io(f, v, TGT_IO_DISCARD, 0, 4096, NULL, false), 0);
+	tgt_buf_free(tgt_reactor_pool(f->r), buf);
+	tgt_volume_close(v);
+}
+
+static void test_read_only(void **state)
+{
+	struct fixture *f = *state;
+	struct tgt_volume *v = open_vol(f, "uring", VOL_SIZE, false);
+	uint8_t *buf = tgt_buf_alloc(tgt_reactor_pool(f->r), 4096);
+
+	tgt_volume_close(v);
+	v = open_vol(f, "uring", VOL_SIZE, true);
+	assert_true(v->flags & RBLK_VOL_F_READ_ONLY);
+	assert_false(v->flags & (RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES));
+	/* the store itself is opened read-only: a write that slipped past
+	 * command validation still cannot change data */
+	memset(buf, 1, 4096);
+	assert_int_equal(run_io(f, v, TGT_IO_WRITE, 0, 4096, buf, false), -EBADF);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, 0, 4096, buf, false), 0);
+	assert_true(all_zero(buf, 4096));
+	tgt_buf_free(tgt_reactor_pool(f->r), buf);
+	tgt_volume_close(v);
+	unlink(f->path);
+}
+
+static void test_fault(void **state)
+{
+	struct fixture *f = *state;
+	struct tgt_volume *v;
+	uint8_t *buf = tgt_buf_alloc(tgt_reactor_pool(f->r), 4096);
+
+	setenv("RBLK_FAULT_EIO", "8192:4096", 1);
+	v = open_vol(f, "fault", VOL_SIZE, false);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, 0, 4096, buf, false), 0);
+	assert_int_equal(run_io(f, v, TGT_IO_READ, 8192, 4096, buf, false), -EIO);
+	assert_int_equal(run_io(f, v, TGT_IO_WRITE, 4096, 8192, buf, false), -EIO);
+	tgt_volume_close(v);
+	unsetenv("RBLK_FAULT_EIO");
+	tgt_buf_free(tgt_reactor_pool(f->r), buf);
+	unlink(f->path);
+}
+
+static void test_volume_open_rules(void **state)
+{
+	struct fixture *f = *state;
+	struct tgt_volume_cfg cfg = { .size = 0 };
+	struct tgt_volume *v;
+	struct stat st;
+	char err[256];
+
+	snprintf(cfg.name, sizeof(cfg.name), "t");
+	snprintf(cfg.backend, sizeof(cfg.backend), "uring");
+	cfg.path = f->path;
+	unlink(f->path);
+	/* missing file and no size: refused, nothing created */
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no size"));
+	assert_int_equal(stat(f->path, &st), -1);
+	/* created sparse */
+	cfg.size = 1u << 20;
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), 0);
+	tgt_volume_close(v);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 1u << 20);
+	/* a larger size extends (lossless) */
+	cfg.size = 2u << 20;
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), 0);
+	assert_true(v->size == 2u << 20);
+	tgt_volume_close(v);
+	/* a smaller size would hide data: refused, file untouched */
+	cfg.size = 1u << 20;
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "larger than the configured size"));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 2u << 20);
+	/* no size: taken from the file */
+	cfg.size = 0;
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), 0);
+	assert_true(v->size == 2u << 20);
+	tgt_volume_close(v);
+	/* not a multiple of 512 */
+	assert_int_equal(truncate(f->path, 1000), 0);
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), -EINVAL);
+	/* a directory is not a store */
+	cfg.path = f->dir;
+	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), -EISDIR);
+	unlink(f->path);
+}
+
+static void test_bufpool(void **state)
+{
+	struct tgt_bufpool *p;
+	void *big[4], *small[600], *x;
+
+	assert_int_equal(tgt_bufpool_create(&p, 3u << 20), 0);
+	assert_true(tgt_bufpool_size(p) == 3u << 20);
+	/* 3 x 1 MiB, then nothing of that size */
+	for (int i = 0; i < 3; i++) {
+		big[i] = tgt_buf_alloc(p, 1u << 20);
+		assert_non_null(big[i]);
+		assert_int_equal((uintptr_t)big[i] % 4096, 0);
+	}
+	assert_null(tgt_buf_alloc(p, 512));
+	assert_null(tgt_buf_alloc(p, (1u << 20) + 1));
+	tgt_buf_free(p, big[1]);
+	/* a freed 1 MiB chunk splits into 256 x 4 KiB, then merges back */
+	for (int i = 0; i < 256; i++) {
+		small[i] = tgt_buf_alloc(p, 4096);
+		assert_non_null(small[i]);
+		memset(small[i], i, 4096);	/* no overlap: ASan would see */
+	}
+	assert_null(tgt_buf_alloc(p, 1));
+	for (int i = 0; i < 256; i += 2)
+		tgt_buf_free(p, small[i]);
+	assert_null(tgt_buf_alloc(p, 8192));	/* fragmented: no 8 KiB */
+	for (int i = 1; i < 256; i += 2)
+		tgt_buf_free(p, small[i]);
+	x = tgt_buf_alloc(p, 1u << 20);
+	assert_non_null(x);			/* coalesced again */
+	tgt_buf_free(p, x);
+	tgt_buf_free(p, big[0]);
+	tgt_buf_free(p, big[2]);
+	assert_int_equal(tgt_bufpool_in_use(p), 0);
+	tgt_bufpool_destroy(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_uring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_null, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_volume_open_rules, setup, teardown),
+		cmocka_unit_test(test_bufpool),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,356 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of tests/vm/suite-ublk.sh.  A target runs inside each case (so
+# the case runner reaps it), serving a file on the guest's tmpfs over RDMA
+# (Soft-RoCE) when rxe comes up, else TCP; the transport used is printed and
+# the attach-rdma case SKIPs when it is TCP only.  Devices are made with
+# `rblkctl attach`, whose daemons live in their own session: every case
+# detaches everything on exit.
+. "$(dirname "$0")/lib.sh"
+
+CTL=$RBLK_BUILD/rblkctl
+TGT=$RBLK_BUILD/rblk-target
+VOLDIR=/tmp/ublk-suite
+TCP_PORT=4420
+RDMA_PORT=4421
+mkdir -p "$VOLDIR"
+
+ublk-up || echo "ublk-up failed: cases will fail"
+# Transport for the cases: RDMA over Soft-RoCE when it comes up.
+if RXE_IP=$(rxe-up 2>/dev/null); then
+	TRANSPORT=rdma ADDR=$RXE_IP PORT=$RDMA_PORT
+else
+	TRANSPORT=tcp ADDR=127.0.0.1 PORT=$TCP_PORT RXE_IP=
+fi
+echo "suite-ublk: cases use transport $TRANSPORT ($ADDR:$PORT)"
+export CTL TGT VOLDIR TCP_PORT RDMA_PORT TRANSPORT ADDR PORT RXE_IP
+
+# --- helpers used inside cases ----------------------------------------------
+
+# start_tgt [SIZE]: a target serving $VOLDIR/vol0.img as vol0 (file kept
+# between calls within a case; created by the target when missing).
+start_tgt() {
+	local size=${1:-256M}
+	{
+		echo "[target]"
+		echo "listen_tcp = 0.0.0.0:$TCP_PORT"
+		[ -n "$RXE_IP" ] && echo "listen_rdma = $RXE_IP:$RDMA_PORT"
+		echo "reactors = 2"
+		echo "admin_socket = $CASE_TMP/target.sock"
+		echo
+		echo "[volume vol0]"
+		echo "path = $VOLDIR/vol0.img"
+		echo "size = $size"
+	} >"$CASE_TMP/target.conf"
+	"$TGT" --config "$CASE_TMP/target.conf" >>"$CASE_TMP/target.log" 2>&1 &
+	TPID=$!
+	wait_until 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$TCP_PORT" ||
+		{ cat "$CASE_TMP/target.log"; fail "target did not start"; }
+	[ -z "$RXE_IP" ] || sleep 0.3	# the RDMA listener comes up with TCP's
+}
+
+stop_tgt() {	# [SIGNAL]
+	kill "-${1:-TERM}" "$TPID" 2>/dev/null
+	wait "$TPID" 2>/dev/null
+	TPID=
+}
+
+# attach [rblkctl attach options]: sets DEV (/dev/ublkbN).
+attach() {
+	DEV=$(timeout 90 "$CTL" attach --target "$ADDR:$PORT" --volume vol0 \
+		--transport "$TRANSPORT" "$@" 2>"$CASE_TMP/attach.err")
+	local rc=$?
+	[ $rc -eq 0 ] && [ -b "$DEV" ] ||
+		{ cat "$CASE_TMP/attach.err"; show_logs; fail "attach over $TRANSPORT failed (rc $rc, '$DEV')"; }
+	log "attached $DEV over $TRANSPORT"
+}
+
+detach() {	# DEV
+	timeout 60 "$CTL" detach "$1" || fail "detach $1 failed"
+	[ ! -e "$1" ] || fail "$1 still there after detach"
+}
+
+show_logs() {
+	tail -n 20 /run/rblk/rblk-initiator.*.log 2>/dev/null
+	tail -n 20 "$CASE_TMP/target.log" 2>/dev/null
+}
+
+# Every case: nothing attached before, nothing left after.
+case_setup() {
+	"$CTL" detach --all --timeout 10 >/dev/null 2>&1
+	rm -f /run/rblk/rblk-initiator.*.log
+	trap 'exit 143' TERM
+	trap '"$CTL" detach --all --timeout 10 >/dev/null 2>&1; umount -q /mnt/ublk 2>/dev/null' EXIT
+	mkdir -p /mnt/ublk
+}
+
+# A tree of files with random contents; prints nothing.
+make_tree() {	# DIR
+	local d=$1 i
+	mkdir -p "$d/a/b/c" "$d/x"
+	for i in $(seq 1 40); do
+		head -c $((RANDOM * 7 + i)) /dev/urandom >"$d/a/f$i"
+	done
+	for i in $(seq 1 10); do
+		head -c $((i * 200000)) /dev/urandom >"$d/a/b/c/big$i"
+	done
+	dd if=/dev/urandom of="$d/x/one-mb" bs=1M count=1 status=none
+	ln -s ../a/f1 "$d/x/link"
+}
+
+# --- cases ----------------------------------------------------------------------
+
+case_attach_rdma() {
+	case_setup
+	[ "$TRANSPORT" = rdma ] || skip "Soft-RoCE did not come up: cases ran over TCP"
+	need_build rblk-target
+	start_tgt
+	attach --queues 2 --depth 32
+	"$CTL" list | tee list.out
+	grep -E "^$DEV .* rdma +live" list.out || fail "list does not show $DEV over rdma, live"
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	dd if=data of="$DEV" bs=64k oflag=direct status=none || fail "write over RDMA failed"
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data ||
+		fail "read back over RDMA differs"
+	detach "$DEV"
+}
+
+case_cli_errors() {
+	local out rc
+	case_setup
+	start_tgt
+	out=$(timeout 60 "$CTL" attach --target "$ADDR:$PORT" --volume nosuchvol --transport "$TRANSPORT" 2>&1)
+	rc=$?
+	echo "no such volume -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "attach of a missing volume: rc $rc, '$out'"
+	echo "$out" | grep -qi "no such volume" || fail "message does not say 'no such volume'"
+	out=$(timeout 60 "$CTL" attach --target 127.0.0.1:1 --volume vol0 --transport tcp 2>&1)
+	rc=$?
+	echo "unreachable -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "attach to an unreachable target: rc $rc, '$out'"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" attach \
+		--target "$ADDR:$PORT" --volume vol0 2>&1)
+	rc=$?
+	echo "not root -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "attach as non-root: rc $rc, '$out'"
+	out=$("$CTL" detach /dev/ublkb77 2>&1)
+	rc=$?
+	echo "detach unknown -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "detach of an unknown device: rc $rc"
+	"$CTL" attach --target x 2>/dev/null && fail "attach without --volume succeeded"
+	for c in attach detach list; do
+		"$CTL" "$c" --help | grep -q "usage: rblkctl $c" || fail "rblkctl $c --help"
+	done
+	[ -z "$(ls /dev/ublkb* 2>/dev/null)" ] || fail "a failed attach left a device: $(ls /dev/ublkb*)"
+	[ -z "$(ls /run/rblk/ublkb*.json 2>/dev/null)" ] || fail "a failed attach left state"
+}
+
+case_attach_list_detach() {
+	local dev2
+	case_setup
+	start_tgt
+	attach --queues 2 --depth 16
+	attach --queues 1
+	dev2=$DEV
+	"$CTL" list
+	[ "$("$CTL" list | grep -c ' live ')" -eq 2 ] || fail "list does not show two live devices"
+	"$CTL" list --json >list.json
+	python3 -c 'import json,sys; l=json.load(open("list.json")); assert len(l)==2, l
+for d in l: assert d["volume"]=="vol0" and d["transport"]==sys.argv[1] and d["state"]=="live", d' \
+		"$TRANSPORT" || fail "list --json is wrong: $(cat list.json)"
+	detach "$dev2"
+	[ "$("$CTL" list | grep -c ublkb)" -eq 1 ] || fail "one device expected after detaching one"
+	timeout 60 "$CTL" detach --all || fail "detach --all failed"
+	[ -z "$(ls /dev/ublkb* 2>/dev/null)" ] || fail "devices left after detach --all"
+	[ "$("$CTL" list | grep -c ublkb)" -eq 0 ] || fail "list not empty after detach --all"
+}
+
+# mkfs, files, detach, re-attach, verify.
+fs_case() {	# mkfs command...
+	case_setup
+	rm -f "$VOLDIR/vol0.img"
+	start_tgt 512M
+	attach --queues 2
+	"$@" "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; fail "$* failed"; }
+	mount "$DEV" /mnt/ublk || fail "mount failed"
+	make_tree src
+	cp -a src /mnt/ublk/tree || fail "copy to the file system failed"
+	(cd src && find . -type f -exec sha256sum {} + | sort -k2) >sums
+	umount /mnt/ublk || fail "umount failed"
+	detach "$DEV"
+	attach --queues 1
+	mount "$DEV" /mnt/ublk || fail "mount after re-attach failed"
+	(cd /mnt/ublk/tree && sha256sum -c --quiet "$CASE_TMP/sums") || fail "checksums differ after re-attach"
+	[ "$(readlink /mnt/ublk/tree/x/link)" = ../a/f1 ] || fail "symlink lost"
+	log "$(wc -l <sums) files verified after detach + re-attach"
+	umount /mnt/ublk || fail "umount failed"
+	detach "$DEV"
+}
+case_fs_ext4() { fs_case mkfs.ext4 -q -F; }
+case_fs_xfs() { need_cmd mkfs.xfs; fs_case mkfs.xfs -q -f; }
+
+fio_verify() {	# DEV name fio-args...
+	local dev=$1 name=$2
+	shift 2
+	timeout 240 fio --name="$name" --filename="$dev" --direct=1 --verify=crc32c \
+		--verify_fatal=1 --verify_state_save=0 --do_verify=1 "$@" \
+		--output="$name.out" || { cat "$name.out"; fail "fio $name failed"; }
+	grep -q "err= 0" "$name.out" || { cat "$name.out"; fail "fio $name reported errors"; }
+	log "fio $name: $(grep -E '^ +(READ|WRITE):' "$name.out" | tr -s ' ' | cut -c1-60 | tr '\n' ' ')"
+}
+
+case_fio_verify() {
+	case_setup
+	need_cmd fio
+	start_tgt 256M
+	attach --queues 2 --depth 64
+	fio_verify "$DEV" uring-4k-qd1 --ioengine=io_uring --rw=randwrite --bs=4k --iodepth=1 --size=4M
+	fio_verify "$DEV" uring-4k-qd128 --ioengine=io_uring --rw=randwrite --bs=4k --iodepth=128 --size=32M
+	fio_verify "$DEV" libaio-64k-qd16 --ioengine=libaio --rw=randwrite --bs=64k --iodepth=16 --size=32M --offset=64M
+	fio_verify "$DEV" libaio-1m-qd4 --ioengine=libaio --rw=write --bs=1M --iodepth=4 --size=48M --offset=128M
+	fio_verify "$DEV" uring-mixed-2jobs --ioengine=io_uring --rw=randwrite --bsrange=4k-1M \
+		--iodepth=32 --size=32M --numjobs=2 --offset_increment=64M
+	detach "$DEV"
+}
+
+# The other transport gets one fio verify too, so both are covered.
+case_fio_verify_tcp() {
+	case_setup
+	need_cmd fio
+	[ "$TRANSPORT" = rdma ] || skip "TCP already is the main transport of this run"
+	start_tgt 256M
+	DEV=$(timeout 60 "$CTL" attach --target 127.0.0.1:$TCP_PORT --volume vol0 --transport tcp --queues 2) ||
+		fail "attach over tcp failed"
+	fio_verify "$DEV" tcp-uring-mixed --ioengine=io_uring --rw=randwrite --bsrange=4k-1M --iodepth=32 --size=32M
+	detach "$DEV"
+}
+
+case_discard_zeroes() {
+	local q before after
+	case_setup
+	rm -f "$VOLDIR/vol0.img"
+	start_tgt 128M
+	attach
+	q=/sys/block/${DEV#/dev/}/queue
+	log "discard_max_bytes $(cat $q/discard_max_bytes) write_zeroes_max_bytes $(cat $q/write_zeroes_max_bytes) write_cache '$(cat $q/write_cache)' fua $(cat $q/fua)"
+	[ "$(cat $q/discard_max_bytes)" -gt 0 ] || skip "target does not offer DISCARD for this volume"
+	dd if=/dev/urandom of="$DEV" bs=1M count=32 oflag=direct status=none || fail "fill failed"
+	sync
+	before=$(du -k "$VOLDIR/vol0.img" | cut -f1)
+	blkdiscard -o 0 -l $((16 << 20)) "$DEV" || fail "blkdiscard failed"
+	after=$(du -k "$VOLDIR/vol0.img" | cut -f1)
+	log "backing file used ${before}K before discard, ${after}K after"
+	[ "$after" -lt "$before" ] || fail "discard did not free space on the target"
+	[ "$(cat $q/write_zeroes_max_bytes)" -gt 0 ] || skip "no WRITE_ZEROES (discard passed)"
+	blkdiscard -z -o $((16 << 20)) -l $((8 << 20)) "$DEV" || fail "blkdiscard -z failed"
+	cmp -n $((8 << 20)) <(dd if="$DEV" bs=1M skip=16 count=8 iflag=direct status=none) /dev/zero ||
+		fail "write-zeroes range does not read back as zeroes"
+	# and the untouched tail still holds its data (not all zero)
+	[ "$(dd if="$DEV" bs=1M skip=24 count=8 iflag=direct status=none | tr -d '\0' | head -c 1 | wc -c)" -eq 1 ] ||
+		fail "data after the zeroed range was lost"
+	# whole-device discard arrives in big pieces
+	blkdiscard "$DEV" || fail "whole-device blkdiscard failed"
+	detach "$DEV"
+}
+
+# fsync'ed data survives kill -9 of the target and a re-attach.
+case_durability() {
+	case_setup
+	rm -f "$VOLDIR/vol0.img"
+	start_tgt 256M
+	attach --queues 2
+	mkfs.ext4 -q -F "$DEV" || fail "mkfs failed"
+	mount "$DEV" /mnt/ublk || fail "mount failed"
+	make_tree /mnt/ublk/tree
+	dd if=/dev/urandom of=/mnt/ublk/synced bs=1M count=8 conv=fsync status=none || fail "write+fsync failed"
+	sync -f /mnt/ublk/synced || fail "syncfs failed"
+	(cd /mnt/ublk && find . -type f -exec sha256sum {} + | sort -k2) >sums
+	stop_tgt KILL
+	log "target killed with SIGKILL"
+	timeout 60 umount /mnt/ublk 2>&1 | tail -n 2
+	timeout 60 "$CTL" detach "$DEV" || fail "detach after the target died failed"
+	[ ! -e "$DEV" ] || fail "$DEV still present"
+	start_tgt 256M
+	attach
+	mount "$DEV" /mnt/ublk || fail "mount after target restart failed"
+	(cd /mnt/ublk && sha256sum -c --quiet "$CASE_TMP/sums") || fail "data lost across the target kill"
+	log "$(wc -l <sums) files intact after kill -9 of the target"
+	umount /mnt/ublk
+	detach "$DEV"
+}
+
+# detach while fio hammers the device: returns in bounded time.
+case_detach_inflight() {
+	local fpid t0 t1
+	case_setup
+	need_cmd fio
+	start_tgt 256M
+	attach --queues 2 --depth 32
+	fio --name=load --filename="$DEV" --direct=1 --ioengine=io_uring --rw=randrw \
+		--bs=64k --iodepth=32 --time_based --runtime=120 --size=128M >fio.out 2>&1 &
+	fpid=$!
+	sleep 3
+	t0=$(date +%s)
+	timeout 60 "$CTL" detach "$DEV" || fail "detach under load failed or hung"
+	t1=$(date +%s)
+	log "detach under load took $((t1 - t0)) s"
+	[ ! -e "$DEV" ] || fail "$DEV still present"
+	wait_until 30 bash -c "! kill -0 $fpid" || fail "fio still blocked after detach"
+	wait "$fpid"
+	log "fio exited $? after its device went away"
+}
+
+# The same with a target that stopped answering (SIGSTOP): the grace
+# period ends, in-flight I/O fails with EIO, the device goes.
+case_detach_stalled_target() {
+	local fpid t0 t1
+	case_setup
+	need_cmd fio
+	start_tgt 256M
+	attach --queues 2 --depth 32
+	fio --name=load --filename="$DEV" --direct=1 --ioengine=libaio --rw=randwrite \
+		--bs=16k --iodepth=32 --time_based --runtime=120 --size=64M >fio.out 2>&1 &
+	fpid=$!
+	sleep 2
+	kill -STOP "$TPID"
+	sleep 1
+	t0=$(date +%s)
+	timeout 60 "$CTL" detach "$DEV" || { kill -CONT "$TPID"; fail "detach with a stalled target failed or hung"; }
+	t1=$(date +%s)
+	kill -CONT "$TPID"
+	log "detach with a stalled target took $((t1 - t0)) s"
+	[ ! -e "$DEV" ] || fail "$DEV still present"
+	[ $((t1 - t0)) -le 30 ] || fail "detach took $((t1 - t0)) s"
+	wait_until 30 bash -c "! kill -0 $fpid" || fail "fio still blocked after detach"
+}
+
+# A killed rblk-initiator: the kernel removes the device, list says dead,
+# detach cleans up.
+case_initiator_killed() {
+	local pid
+	case_setup
+	start_tgt
+	attach
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
+		"/run/rblk/$(basename "$DEV").json") || fail "no pid in the state file"
+	kill -9 "$pid"
+	wait_until 20 test ! -e "$DEV" || fail "$DEV stayed after its server was killed"
+	"$CTL" list | tee list.out
+	grep -q " dead " list.out || fail "list does not say dead"
+	timeout 30 "$CTL" detach "$DEV" || fail "detach of a dead device failed"
+	[ "$("$CTL" list | grep -c ublkb)" -eq 0 ] || fail "state left after detach"
+}
+
+run_case -t 120 attach-rdma case_attach_rdma
+run_case -t 120 cli-errors case_cli_errors
+run_case -t 120 attach-list-detach case_attach_list_detach
+run_case -t 240 fs-ext4 case_fs_ext4
+run_case -t 240 fs-xfs case_fs_xfs
+run_case -t 600 fio-verify case_fio_verify
+run_case -t 240 fio-verify-tcp case_fio_verify_tcp
+run_case -t 180 discard-write-zeroes case_discard_zeroes
+run_case -t 240 durability-target-kill case_durability
+run_case -t 120 detach-inflight case_detach_inflight
+run_case -t 120 detach-stalled-target case_detach_stalled_target
+run_case -t 120 initiator-killed case_initiator_killed
+cases_done
