@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "ctl.h"
 #include "log.h"
 
 struct ctl_cmd {
@@ -22,18 +23,33 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  .help = "detach DEVICE or --all" },
 	{ .name = "list",   .fn = rblkctl_list,
 	  .help = "list attached devices" },
+	{ .name = "volume", .fn = rblkctl_volume,
+	  .help = "target volumes: create, delete, resize, list, show, allow, deny, secret" },
+	{ .name = "stats",  .fn = rblkctl_stats,
+	  .help = "target I/O counters per volume and session [--watch [SECS]]" },
+	{ .name = "discover", .fn = rblkctl_discover,
+	  .help = "list the volumes a target lets this host use" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rblkctl COMMAND [options]   (rblkctl COMMAND --help)\n");
+	fprintf(f, "usage: rblkctl [--socket PATH] [--json] COMMAND [options]   (rblkctl COMMAND --help)\n");
 	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", ctl_cmds[i].name, ctl_cmds[i].help);
 }
 
 int main(int argc, char **argv)
 {
+	int g, i = 1;
+
 	rblk_log_init("rblkctl");
+	/* Global options before the command (--socket PATH, --json). */
+	while (i < argc && (g = ctl_global_opt(argc, argv, &i)) != 0)
+		if (g < 0)
+			return 2;
+	argv[i - 1] = argv[0];
+	argc -= i - 1;
+	argv += i - 1;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

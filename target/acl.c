@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+/* Exports, sessions and access control: see acl.h for the design. */
+#include "acl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tgt_export *reg_head;
+static unsigned reg_reactors = 1;
+static uint64_t next_session_id = 1;
+
+void tgt_exports_lock(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+void tgt_exports_unlock(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+struct tgt_export *tgt_exports_first(void)
+{
+	return reg_head;
+}
+
+struct tgt_export *tgt_export_find_locked(const char *name)
+{
+	for (struct tgt_export *e = reg_head; e; e = e->next)
+		if (!strcmp(e->name, name))
+			return e;
+	return NULL;
+}
+
+static void free_hosts(char **hosts, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		free(hosts[i]);
+	free(hosts);
+}
+
+static int dup_hosts(char *const *src, unsigned n, char ***out)
+{
+	char **h;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	h = calloc(n, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		h[i] = strdup(src[i]);
+		if (!h[i]) {
+			free_hosts(h, i);
+			return -ENOMEM;
+		}
+	}
+	*out = h;
+	return 0;
+}
+
+static void export_free(struct tgt_export *e)
+{
+	int ret;
+
+	ret = tgt_volume_close(e->vol);
+	rblk_info("volume %s: closed%s", e->name, ret ? " (final flush failed)" : "");
+	free_hosts(e->hosts, e->n_hosts);
+	if (e->secret) {
+		rblk_auth_clear_secret(e->secret);
+		free(e->secret);
+	}
+	free(e->stats);
+	free(e);
+}
+
+static void export_put(struct tgt_export *e)
+{
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		export_free(e);
+}
+
+int tgt_exports_init(unsigned n_reactors)
+{
+	reg_reactors = n_reactors ? n_reactors : 1;
+	return 0;
+}
+
+void tgt_exports_fini(void)
+{
+	struct tgt_export *e, *next;
+
+	pthread_mutex_lock(&reg_lock);
+	e = reg_head;
+	reg_head = NULL;
+	pthread_mutex_unlock(&reg_lock);
+	for (; e; e = next) {
+		next = e->next;
+		__atomic_store_n(&e->listed, false, __ATOMIC_RELEASE);
+		export_put(e);
+	}
+}
+
+int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
+		   char *err, size_t errlen)
+{
+	struct tgt_export *e, **tail;
+	int ret;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	snprintf(e->name, sizeof(e->name), "%s", cfg->name);
+	e->n_stats = reg_reactors;
+	e->stats = aligned_alloc(64, e->n_stats * sizeof(*e->stats));
+	if (!e->stats) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	memset(e->stats, 0, e->n_stats * sizeof(*e->stats));
+	ret = dup_hosts(cfg->allow_hosts, cfg->n_allow_hosts, &e->hosts);
+	if (ret)
+		goto out_free_stats;
+	e->n_hosts = cfg->n_allow_hosts;
+	if (cfg->secret_file) {
+		char why[256];
+
+		e->secret = malloc(sizeof(*e->secret));
+		if (!e->secret) {
+			ret = -ENOMEM;
+			goto out_free_hosts;
+		}
+		ret = rblk_auth_load_secret(cfg->secret_file, e->secret, why,
+					    sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "volume %s: field 'secret_file': %s",
+				 cfg->name, why);
+			goto out_free_secret;
+		}
+	}
+	e->vol = vol;
+	e->size = vol->size;
+	e->refs = 1;
+	e->listed = true;
+
+	pthread_mutex_lock(&reg_lock);
+	if (tgt_export_find_locked(cfg->name)) {
+		pthread_mutex_unlock(&reg_lock);
+		snprintf(err, errlen, "volume %s: already exists", cfg->name);
+		ret = -EEXIST;
+		goto out_free_secret;
+	}
+	/* Append: list and discovery show volumes in config order. */
+	for (tail = &reg_head; *tail; tail = &(*tail)->next)
+		;
+	*tail = e;
+	pthread_mutex_unlock(&reg_lock);
+	return 0;
+
+out_free_secret:
+	if (e->secret)
+		rblk_auth_clear_secret(e->secret);
+	free(e->secret);
+out_free_hosts:
+	free_hosts(e->hosts, e->n_hosts);
+out_free_stats:
+	free(e->stats);
+out_free:
+	free(e);
+	return ret;
+}
+
+int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < cfg->n_vols; i++) {
+		struct tgt_volume *v;
+		int ret;
+
+		ret = tgt_volume_open(&v, &cfg->vols[i], err, errlen);
+		if (!ret) {
+			ret = tgt_export_add(v, &cfg->vols[i], err, errlen);
+			if (ret)
+				tgt_volume_close(v);
+		}
+		if (ret) {
+			tgt_exports_fini();
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* ---- ACL ----------------------------------------------------------------- */
+
+/* "10.0.0.1:5000" -> "10.0.0.1", "[fe80::1]:5000" -> "fe80::1". */
+static void peer_addr(const char *peer, char *out, size_t len)
+{
+	const char *end;
+
+	if (!peer) {
+		out[0] = '\0';
+		return;
+	}
+	if (peer[0] == '[') {
+		end = strchr(peer, ']');
+		snprintf(out, len, "%.*s", end ? (int)(end - peer - 1) : 0, peer + 1);
+		return;
+	}
+	end = strchr(peer, ':');
+	if (end && !strchr(end + 1, ':'))
+		snprintf(out, len, "%.*s", (int)(end - peer), peer);
+	else
+		snprintf(out, len, "%s", peer);
+}
+
+bool tgt_acl_host_allowed(char *const *hosts, unsigned n, const char *host,
+			  const char *peer)
+{
+	char addr[64];
+
+	if (!n)
+		return true;
+	peer_addr(peer, addr, sizeof(addr));
+	for (unsigned i = 0; i < n; i++) {
+		if (host && !strcmp(hosts[i], host))
+			return true;
+		if (addr[0] && !strcmp(hosts[i], addr))
+			return true;
+	}
+	return false;
+}
+
+static int refuse(struct tgt_export *e, const struct rblk_login *l,
+		  const char *peer, int status, const char *why)
+{
+	if (e)
+		e->refusals++;
+	rblk_warn("login refused: volume '%s' host '%s' peer %s: %s (%s)",
+		  l->volume, l->host, peer ? peer : "?", rblk_status_str(status),
+		  why);
+	return status;
+}
+
+int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
+		  const char *peer, struct tgt_reactor *r, unsigned reactor_id,
+		  struct tgt_session **sp, uint8_t nonce_out[RBLK_NONCE_LEN])
+{
+	struct tgt_export *e;
+	struct tgt_session *s;
+	int ret;
+
+	*sp = NULL;
+	pthread_mutex_lock(&reg_lock);
+	e = tgt_export_find_locked(l->volume);
+	if (!e) {
+		ret = refuse(NULL, l, peer, RBLK_S_NO_SUCH_VOLUME, "no such volume");
+		goto out_unlock;
+	}
+	if (!tgt_acl_host_allowed(e->hosts, e->n_hosts, l->host, peer)) {
+		ret = refuse(e, l, peer, RBLK_S_ACCESS_DENIED,
+			     "host not in allow_hosts");
+		goto out_unlock;
+	}
+	if (e->secret) {
+		if (!st->challenged) {
+			/* Fresh nonce per connection: a recorded answer to
+			 * another connection's challenge is worthless. */
+			if (rblk_auth_nonce(st->nonce)) {
+				ret = refuse(e, l, peer, RBLK_S_NO_RESOURCES,
+					     "no random bytes for a nonce");
+				goto out_unlock;
+			}
+			st->challenged = true;
+			memcpy(st->volume, l->volume, sizeof(st->volume));
+			memcpy(st->host, l->host, sizeof(st->host));
+			memcpy(nonce_out, st->nonce, RBLK_NONCE_LEN);
+			ret = RBLK_S_AUTH_REQUIRED;
+			goto out_unlock;
+		}
+		if (strcmp(st->volume, l->volume) || strcmp(st->host, l->host)) {
+			ret = refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+				     "second LOGIN names another volume or host than the challenged one");
+			goto out_unlock;
+		}
+		if (!l->has_mac ||
+		    rblk_auth_verify(e->secret, st->nonce, l->volume, l->host,
+				     l->auth_mac)) {
+			ret = refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+				     l->has_mac ? "wrong auth MAC (secret mismatch)"
+						: "challenge not answered");
+			goto out_unlock;
+		}
+	}
+	s = aligned_alloc(64, sizeof(*s));
+	if (!s) {
+		ret = refuse(e, l, peer, RBLK_S_NO_RESOURCES, "out of memory");
+		goto out_unlock;
+	}
+	memset(s, 0, sizeof(*s));
+	s->exp = e;
+	__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+	s->id = next_session_id++;
+	memcpy(s->host, l->host, sizeof(s->host));
+	snprintf(s->peer, sizeof(s->peer), "%s", peer ? peer : "?");
+	s->queue_id = l->queue_id;
+	s->reactor = r;
+	s->reactor_id = reactor_id;
+	s->size = __atomic_load_n(&e->size, __ATOMIC_ACQUIRE);
+	s->started = (uint64_t)time(NULL);
+	s->refs = 1;
+	s->next = e->sessions;
+	e->sessions = s;
+	e->n_sessions++;
+	e->logins++;
+	*sp = s;
+	ret = RBLK_S_OK;
+out_unlock:
+	pthread_mutex_unlock(&reg_lock);
+	return ret;
+}
+
+int tgt_acl_discover(const char *host, const char *peer,
+		     struct rblk_discover_entry *entries, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	for (struct tgt_export *e = reg_head; e && n < max; e = e->next) {
+		if (!tgt_acl_host_allowed(e->hosts, e->n_hosts, host, peer))
+			continue;
+		memset(&entries[n], 0, sizeof(entries[n]));
+		snprintf(entries[n].volume, sizeof(entries[n].volume), "%s", e->name);
+		entries[n].size = __atomic_load_n(&e->size, __ATOMIC_ACQUIRE);
+		entries[n].vol_flags = e->vol->flags;
+		entries[n].block_size = e->vol->block_size;
+		n++;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return (int)n;
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+static void session_put(struct tgt_session *s)
+{
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		struct tgt_export *e = s->exp;
+
+		free(s);
+		export_put(e);
+	}
+}
+
+void tgt_session_set_kick(struct tgt_session *s, void (*kick)(void *arg),
+			  void *arg)
+{
+	pthread_mutex_lock(&reg_lock);
+	s->kick = kick;
+	s->kick_arg = arg;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Reactor thread: the admin asked this session's connection to go. */
+static void kick_work(struct tgt_reactor *r, struct tgt_work *w)
+{
+	struct tgt_session *s = (struct tgt_session *)
+		((char *)w - offsetof(struct tgt_session, kick_work));
+	void (*kick)(void *) = NULL;
+	void *arg = NULL;
+
+	(void)r;
+	pthread_mutex_lock(&reg_lock);
+	/* Cleared by tgt_session_close when the connection already went. */
+	if (s->kick) {
+		kick = s->kick;
+		arg = s->kick_arg;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (kick) {
+		rblk_info("volume %s: disconnecting session %llu (host %s, peer %s): volume deleted",
+			  s->exp->name, (unsigned long long)s->id, s->host, s->peer);
+		kick(arg);
+	}
+	session_put(s);
+}
+
+void tgt_session_close(struct tgt_session *s)
+{
+	struct tgt_export *e = s->exp;
+
+	pthread_mutex_lock(&reg_lock);
+	for (struct tgt_session **pp = &e->sessions; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			e->n_sessions--;
+			break;
+		}
+	}
+	s->kick = NULL;
+	s->kick_arg = NULL;
+	pthread_mutex_unlock(&reg_lock);
+	session_put(s);
+}
+
+/* ---- admin operations ---------------------------------------------------- */
+
+int tgt_export_remove(const char *name, bool force)
+{
+	struct tgt_export *e, **pp;
+
+	pthread_mutex_lock(&reg_lock);
+	for (pp = &reg_head; *pp && strcmp((*pp)->name, name); pp = &(*pp)->next)
+		;
+	e = *pp;
+	if (!e) {
+		pthread_mutex_unlock(&reg_lock);
+		return -ENOENT;
+	}
+	if (e->n_sessions && !force) {
+		pthread_mutex_unlock(&reg_lock);
+		return -EBUSY;
+	}
+	*pp = e->next;
+	e->next = NULL;
+	__atomic_store_n(&e->listed, false, __ATOMIC_RELEASE);
+	for (struct tgt_session *s = e->sessions; s; s = s->next) {
+		if (s->kick_posted || !s->reactor)
+			continue;
+		s->kick_posted = true;
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+		s->kick_work.fn = kick_work;
+		tgt_reactor_post_work(s->reactor, &s->kick_work);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	export_put(e);
+	return 0;
+}
+
+int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n)
+{
+	struct tgt_export *e;
+	char **copy, **old;
+	unsigned old_n;
+	int ret;
+
+	ret = dup_hosts(hosts, n, &copy);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&reg_lock);
+	e = tgt_export_find_locked(name);
+	if (!e) {
+		pthread_mutex_unlock(&reg_lock);
+		free_hosts(copy, n);
+		return -ENOENT;
+	}
+	old = e->hosts;
+	old_n = e->n_hosts;
+	e->hosts = copy;
+	e->n_hosts = n;
+	pthread_mutex_unlock(&reg_lock);
+	free_hosts(old, old_n);
+	return 0;
+}
+
+int tgt_export_set_secret(const char *name, const struct rblk_secret *secret)
+{
+	struct rblk_secret *copy = NULL, *old;
+	struct tgt_export *e;
+
+	if (secret) {
+		copy = malloc(sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		*copy = *secret;
+	}
+	pthread_mutex_lock(&reg_lock);
+	e = tgt_export_find_locked(name);
+	if (!e) {
+		pthread_mutex_unlock(&reg_lock);
+		if (copy) {
+			rblk_auth_clear_secret(copy);
+			free(copy);
+		}
+		return -ENOENT;
+	}
+	old = e->secret;
+	e->secret = copy;
+	pthread_mutex_unlock(&reg_lock);
+	if (old) {
+		rblk_auth_clear_secret(old);
+		free(old);
+	}
+	return 0;
+}
+
+int tgt_export_set_size(const char *name, uint64_t size)
+{
+	struct tgt_export *e;
+
+	pthread_mutex_lock(&reg_lock);
+	e = tgt_export_find_locked(name);
+	if (!e) {
+		pthread_mutex_unlock(&reg_lock);
+		return -ENOENT;
+	}
+	__atomic_store_n(&e->vol->size, size, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->size, size, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&reg_lock);
+	return 0;
+}
+
+void tgt_export_stats(const struct tgt_export *e, struct tgt_io_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < e->n_stats; i++)
+		tgt_stats_sum(out, &e->stats[i]);
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exports and access control.  An export is a volume the target serves by
+ * name, with its allowed hosts, optional secret, sessions and counters.
+ * The admin thread adds and removes exports while reactors serve them.
+ *
+ * Run-time safety (why refcounts): a reactor's I/O path must never take a
+ * lock and never see a volume vanish under an in-flight command.  So every
+ * session holds a reference on its export, taken at LOGIN under the
+ * registry lock; the registry holds one more.  Deleting an export unlinks
+ * it from the registry (new LOGINs get NO_SUCH_VOLUME at once) and drops
+ * the registry's reference; the volume is closed when the last session
+ * lets go, on whichever thread that is.  A forced delete asks each
+ * session's reactor, through its event loop (tgt_reactor_post_work), to
+ * close the connection, so the connection is torn down by the only thread
+ * that owns it.  Resize only grows, and the file grows before the new size
+ * is published, so a command checked against either size stays inside the
+ * file.  An RCU-like handoff would also work but needs a grace period
+ * every reactor reports; a counter per session is simpler and only touched
+ * at LOGIN and close.
+ *
+ * Locking: one registry mutex guards the export list, each export's ACL,
+ * secret and session list.  Taken at LOGIN, DISCOVER, session close and by
+ * admin requests; never on the I/O path.
+ */
+#ifndef RBLK_TARGET_ACL_H
+#define RBLK_TARGET_ACL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "config.h"
+#include "rblk_proto.h"
+#include "reactor.h"
+#include "stats.h"
+#include "volume.h"
+
+struct tgt_session;
+
+struct tgt_export {
+	char     name[RBLK_NAME_MAX];
+	struct tgt_volume *vol;		/* owned; closed with the last ref */
+	uint64_t size;			/* exported size; __atomic access */
+	unsigned refs;			/* __atomic: registry + sessions */
+	bool     listed;		/* in the registry (lock) */
+	/* ACL (registry lock) */
+	char   **hosts;			/* NULL/0 = any host */
+	unsigned n_hosts;
+	struct rblk_secret *secret;	/* NULL = no authentication */
+	/* sessions (registry lock) */
+	struct tgt_session *sessions;
+	unsigned n_sessions;
+	uint64_t logins, refusals;	/* lifetime, registry lock */
+	/* per-reactor counters: slot r written only by reactor r */
+	struct tgt_io_stats *stats;
+	unsigned n_stats;
+	struct tgt_export *next;
+};
+
+/* One connection logged in to an export. */
+struct tgt_session {
+	struct tgt_export *exp;		/* holds a ref */
+	uint64_t id;
+	char     host[RBLK_NAME_MAX];
+	char     peer[64];		/* "addr:port" */
+	uint16_t queue_id;
+	unsigned reactor_id;
+	struct tgt_reactor *reactor;
+	uint64_t size;			/* size granted at LOGIN */
+	uint64_t started;		/* CLOCK_REALTIME seconds */
+	struct tgt_io_stats stats;	/* written only by the owning reactor */
+	/* Forced disconnect: set by the connection code (reactor thread). */
+	void   (*kick)(void *arg);
+	void    *kick_arg;
+	struct tgt_work kick_work;
+	bool     kick_posted;		/* registry lock */
+	unsigned refs;			/* __atomic: connection + posted kick */
+	struct tgt_session *next;	/* export's list (registry lock) */
+};
+
+/* Per-connection login state: lives in the connection, zeroed at accept. */
+struct tgt_auth_state {
+	bool    challenged;
+	uint8_t nonce[RBLK_NONCE_LEN];
+	char    volume[RBLK_NAME_MAX];
+	char    host[RBLK_NAME_MAX];
+};
+
+/* ---- registry (main thread) -------------------------------------------- */
+
+/* Sets up the registry for n_reactors reactor slots.  0 or -errno. */
+int tgt_exports_init(unsigned n_reactors);
+/* Drops every export (after the reactors are joined). */
+void tgt_exports_fini(void);
+
+/*
+ * Opens every volume of cfg, loads secrets (mode 0600 checked) and
+ * registers them.  On failure nothing stays registered and err names the
+ * volume and the reason.  0 or -errno.
+ */
+int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen);
+
+/*
+ * Registers an opened volume under cfg's name with cfg's ACL (takes
+ * ownership of vol on success).  -EEXIST for a name in use, -EPERM /
+ * -EINVAL for a secret file that cannot be used; message in err.
+ */
+int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
+		   char *err, size_t errlen);
+
+/* ---- LOGIN / DISCOVER / completion path (reactor thread) ---------------- */
+
+/*
+ * Decides a LOGIN.  Returns RBLK_S_OK with *sp set (the caller owns it;
+ * geometry from (*sp)->exp->vol and (*sp)->size), RBLK_S_AUTH_REQUIRED
+ * with nonce_out filled (send it in LOGIN_RSP and wait for the second
+ * LOGIN on the same connection), or the refusal status (ACCESS_DENIED,
+ * AUTH_FAILED, NO_SUCH_VOLUME, NO_RESOURCES), already logged with volume,
+ * host, peer and reason.  peer is "addr:port" or "addr" text.
+ */
+int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
+		  const char *peer, struct tgt_reactor *r, unsigned reactor_id,
+		  struct tgt_session **sp, uint8_t nonce_out[RBLK_NONCE_LEN]);
+
+/*
+ * Fills entries[0..max-1] with the exports host (connecting from peer) may
+ * log in to.  Returns the count.
+ */
+int tgt_acl_discover(const char *host, const char *peer,
+		     struct rblk_discover_entry *entries, unsigned max);
+
+/*
+ * Registers the connection's forced-disconnect callback, run on the
+ * session's reactor thread (it must close the connection, which later
+ * calls tgt_session_close).
+ */
+void tgt_session_set_kick(struct tgt_session *s, void (*kick)(void *arg),
+			  void *arg);
+
+/* Counts one finished command: session and export counters (reactor
+ * thread of the session, no lock). */
+static inline void tgt_session_account(struct tgt_session *s, int opcode,
+				       uint32_t bytes, uint64_t lat_ns,
+				       bool error)
+{
+	tgt_stats_account(&s->stats, opcode, bytes, lat_ns, error);
+	if (s->reactor_id < s->exp->n_stats)
+		tgt_stats_account(&s->exp->stats[s->reactor_id], opcode,
+				  bytes, lat_ns, error);
+}
+
+/* True when the export was deleted (the connection may close early). */
+static inline bool tgt_session_orphaned(const struct tgt_session *s)
+{
+	return !__atomic_load_n(&s->exp->listed, __ATOMIC_RELAXED);
+}
+
+/*
+ * The connection is gone and has no command in flight: unlinks the
+ * session and drops the connection's reference (the export's volume may
+ * be closed here when it was deleted).  Reactor thread of the session.
+ */
+void tgt_session_close(struct tgt_session *s);
+
+/* ---- admin thread -------------------------------------------------------- */
+
+/* Registry lock, for the admin handlers that walk exports and sessions. */
+void tgt_exports_lock(void);
+void tgt_exports_unlock(void);
+/* First export (lock held); iterate with ->next. */
+struct tgt_export *tgt_exports_first(void);
+/* Finds a listed export by name (lock held); NULL if none. */
+struct tgt_export *tgt_export_find_locked(const char *name);
+
+/*
+ * Unlinks the export (lock NOT held).  With sessions attached: -EBUSY
+ * unless force, which asks each session's reactor to close its
+ * connection.  The volume closes when the last session is gone.
+ */
+int tgt_export_remove(const char *name, bool force);
+
+/* Replaces the allowed host list (lock NOT held).  0 or -ENOMEM/-ENOENT. */
+int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n);
+/* Sets (secret != NULL, copied) or clears the secret.  0 or -ENOENT. */
+int tgt_export_set_secret(const char *name, const struct rblk_secret *secret);
+/* Publishes a larger size (the store was grown first).  0 or -ENOENT. */
+int tgt_export_set_size(const char *name, uint64_t size);
+
+/* Sums an export's per-reactor counters into *out (lock held or not). */
+void tgt_export_stats(const struct tgt_export *e, struct tgt_io_stats *out);
+
+/* Is host (or peer address) on the list?  Empty list = any. */
+bool tgt_acl_host_allowed(char *const *hosts, unsigned n, const char *host,
+			  const char *peer);
+
+#endif /* RBLK_TARGET_ACL_H */

@@ -1,0 +1,916 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Admin request handlers.  Every change follows one pattern: validate,
+ * prepare the new state (open the volume, grow the file), write the new
+ * config atomically, and only then publish it to the exports the reactors
+ * see.  If the write fails nothing visible changed; if publishing fails
+ * the old config is written back.
+ */
+#include "admin_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "acl.h"
+#include "auth.h"
+#include "backend.h"
+#include "log.h"
+#include "size.h"
+
+/* ---- request fields -------------------------------------------------------- */
+
+/* Printable copy of untrusted text for messages (control bytes -> '?'). */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
+static int get_str(json_object *req, const char *key, bool required,
+		   const char **out, char *err, size_t errlen)
+{
+	json_object *j;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(req, key, &j) || json_object_is_type(j, json_type_null)) {
+		if (!required)
+			return 0;
+		snprintf(err, errlen, "missing field \"%s\"", key);
+		return -EINVAL;
+	}
+	if (!json_object_is_type(j, json_type_string)) {
+		snprintf(err, errlen, "field \"%s\" must be a string", key);
+		return -EINVAL;
+	}
+	*out = json_object_get_string(j);
+	if (strlen(*out) != (size_t)json_object_get_string_len(j)) {
+		snprintf(err, errlen, "field \"%s\" contains a NUL byte", key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int get_bool(json_object *req, const char *key, bool *out,
+		    char *err, size_t errlen)
+{
+	json_object *j;
+
+	*out = false;
+	if (!json_object_object_get_ex(req, key, &j) || json_object_is_type(j, json_type_null))
+		return 0;
+	if (!json_object_is_type(j, json_type_boolean)) {
+		snprintf(err, errlen, "field \"%s\" must be true or false", key);
+		return -EINVAL;
+	}
+	*out = json_object_get_boolean(j);
+	return 0;
+}
+
+/* "size": a number of bytes or a size string ("10G"); *have = present. */
+static int get_size(json_object *req, uint64_t *out, bool *have,
+		    char *err, size_t errlen)
+{
+	json_object *j;
+	int64_t v;
+
+	*have = false;
+	*out = 0;
+	if (!json_object_object_get_ex(req, "size", &j) || json_object_is_type(j, json_type_null))
+		return 0;
+	if (json_object_is_type(j, json_type_int)) {
+		errno = 0;
+		v = json_object_get_int64(j);
+		if (v <= 0 || errno) {
+			snprintf(err, errlen, "size must be a positive number of bytes");
+			return -EINVAL;
+		}
+		*out = (uint64_t)v;
+	} else if (json_object_is_type(j, json_type_string)) {
+		char pbuf[64];
+
+		if (rblk_parse_size(json_object_get_string(j), out)) {
+			snprintf(err, errlen, "bad size '%s' (want a number with an optional K, M, G, T or P suffix, like 10G)",
+				 printable(json_object_get_string(j), pbuf, sizeof(pbuf)));
+			return -EINVAL;
+		}
+	} else {
+		snprintf(err, errlen, "size must be a number or a string like \"10G\"");
+		return -EINVAL;
+	}
+	if (*out == 0 || *out % 512) {
+		snprintf(err, errlen, "size %" PRIu64 " is not a positive multiple of 512 bytes", *out);
+		return -EINVAL;
+	}
+	*have = true;
+	return 0;
+}
+
+/*
+ * Paths end up in the config file, one "key = value" line each: a newline
+ * would inject keys, '#'/';' start comments and edge blanks are trimmed
+ * away, so none of these may pass.
+ */
+static int check_path(const char *what, const char *path, char *err,
+		      size_t errlen)
+{
+	size_t len = strlen(path);
+
+	if (path[0] != '/' || len >= PATH_MAX - 80) {
+		snprintf(err, errlen, "%s must be an absolute path", what);
+		return -EINVAL;
+	}
+	for (const char *c = path; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '#' || *c == ';') {
+			snprintf(err, errlen, "%s must not contain control characters, '#' or ';'", what);
+			return -EINVAL;
+		}
+	}
+	if (path[len - 1] == ' ' || path[len - 1] == '\t') {
+		snprintf(err, errlen, "%s must not end in a blank", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int get_name(json_object *req, const char *key, const char *what,
+		    const char **out, char *err, size_t errlen)
+{
+	char pbuf[80];
+	int ret;
+
+	ret = get_str(req, key, true, out, err, errlen);
+	if (ret)
+		return ret;
+	if (rblk_name_valid(*out)) {
+		snprintf(err, errlen, "invalid %s name '%s': use 1..63 of A-Z a-z 0-9 . _ : - (not '.', '..', no leading '-')",
+			 what, printable(*out, pbuf, sizeof(pbuf)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- config copies ------------------------------------------------------- */
+
+/* Deep copy through format+parse: the same path the file takes. */
+static int cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
+		     char *err, size_t errlen)
+{
+	char *text = tgt_config_format(src);
+	int ret;
+
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = tgt_config_parse(text, "<admin>", dst, err, errlen);
+	free(text);
+	return ret;
+}
+
+/* Saves next (when persisting) and makes it the current config. */
+static int cfg_commit(struct tgt_admin *a, struct tgt_config *next,
+		      char *err, size_t errlen)
+{
+	int ret;
+
+	if (a->config_path) {
+		ret = tgt_admin_save_config(a->config_path, next, err, errlen);
+		if (ret) {
+			tgt_config_free(next);
+			return ret;
+		}
+	}
+	tgt_config_free(&a->cfg);
+	a->cfg = *next;
+	tgt_config_init(next);
+	return 0;
+}
+
+/* After a publish failure: put the previous config back on disk. */
+static void cfg_restore(struct tgt_admin *a, struct tgt_config *prev)
+{
+	char err[512];
+
+	if (cfg_commit(a, prev, err, sizeof(err)))
+		rblk_err("admin: could not restore the previous config: %s", err);
+}
+
+static int cfg_append_volume(struct tgt_config *cfg,
+			     const struct tgt_volume_cfg *v)
+{
+	struct tgt_volume_cfg *vols, *n;
+
+	vols = realloc(cfg->vols, (cfg->n_vols + 1) * sizeof(*vols));
+	if (!vols)
+		return -ENOMEM;
+	cfg->vols = vols;
+	n = &vols[cfg->n_vols];
+	memset(n, 0, sizeof(*n));
+	memcpy(n->name, v->name, sizeof(n->name));
+	memcpy(n->backend, v->backend, sizeof(n->backend));
+	n->size = v->size;
+	n->read_only = v->read_only;
+	if (v->path && !(n->path = strdup(v->path)))
+		return -ENOMEM;
+	cfg->n_vols++;
+	return 0;
+}
+
+/* Removes a volume from a config copy (freeing what it owned through
+ * tgt_config_free's rules: swap it to the end, free via a one-volume cfg). */
+static void cfg_remove_volume(struct tgt_config *cfg, const char *name)
+{
+	struct tgt_config one;
+
+	for (unsigned i = 0; i < cfg->n_vols; i++) {
+		if (strcmp(cfg->vols[i].name, name))
+			continue;
+		tgt_config_init(&one);
+		one.vols = malloc(sizeof(*one.vols));
+		if (one.vols) {
+			one.vols[0] = cfg->vols[i];
+			one.n_vols = 1;
+		}
+		memmove(&cfg->vols[i], &cfg->vols[i + 1],
+			(cfg->n_vols - i - 1) * sizeof(*cfg->vols));
+		cfg->n_vols--;
+		tgt_config_free(&one);
+		return;
+	}
+}
+
+static void free_strv(char **v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* ---- JSON views ---------------------------------------------------------- */
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
+}
+
+/* Summary of one volume (registry lock held). */
+static json_object *volume_json(const struct tgt_admin *a,
+				const struct tgt_export *e, bool detail)
+{
+	const struct tgt_volume_cfg *vc = tgt_config_find_volume(&a->cfg, e->name);
+	json_object *o = json_object_new_object(), *h;
+	char fbuf[96];
+
+	if (!o)
+		return NULL;
+	add_str(o, "name", e->name);
+	add_u64(o, "size", __atomic_load_n(&e->size, __ATOMIC_RELAXED));
+	add_str(o, "backend", e->vol->be->name);
+	add_str(o, "path", e->vol->path);
+	add_str(o, "type", !e->vol->path ? "none" : e->vol->is_blkdev ? "device" : "file");
+	json_object_object_add(o, "read_only",
+			       json_object_new_boolean(!!(e->vol->flags & RBLK_VOL_F_READ_ONLY)));
+	json_object_object_add(o, "auth", json_object_new_boolean(e->secret != NULL));
+	add_str(o, "secret_file", vc ? vc->secret_file : NULL);
+	h = json_object_new_array();
+	for (unsigned i = 0; h && i < e->n_hosts; i++)
+		json_object_array_add(h, json_object_new_string(e->hosts[i]));
+	json_object_object_add(o, "allow_hosts", h);
+	add_u64(o, "sessions", e->n_sessions);
+	if (!detail)
+		return o;
+	add_u64(o, "block_size", e->vol->block_size);
+	add_str(o, "flags", tgt_vol_flags_str(e->vol->flags, fbuf, sizeof(fbuf)));
+	add_u64(o, "logins", e->logins);
+	add_u64(o, "refusals", e->refusals);
+	return o;
+}
+
+static json_object *sessions_json(const struct tgt_export *e, bool stats)
+{
+	json_object *arr = json_object_new_array();
+
+	for (const struct tgt_session *s = e->sessions; arr && s; s = s->next) {
+		json_object *o = json_object_new_object();
+
+		if (!o)
+			break;
+		add_u64(o, "id", s->id);
+		add_str(o, "host", s->host);
+		add_str(o, "peer", s->peer);
+		add_u64(o, "queue_id", s->queue_id);
+		add_u64(o, "reactor", s->reactor_id);
+		add_u64(o, "size", s->size);
+		add_u64(o, "since", s->started);
+		if (stats)
+			json_object_object_add(o, "stats", tgt_stats_to_json(&s->stats));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static json_object *export_stats_json(const struct tgt_export *e)
+{
+	struct tgt_io_stats *sum = aligned_alloc(64, sizeof(*sum));
+	json_object *o;
+
+	if (!sum)
+		return NULL;
+	tgt_export_stats(e, sum);
+	o = tgt_stats_to_json(sum);
+	free(sum);
+	return o;
+}
+
+/* ---- handlers ------------------------------------------------------------ */
+
+static int cmd_ping(struct tgt_admin *a, json_object *req, json_object *rsp,
+		    char *err, size_t errlen)
+{
+	add_str(rsp, "socket", a->socket_path);
+	add_str(rsp, "config", a->config_path);
+	add_str(rsp, "volume_dir", a->volume_dir);
+	add_u64(rsp, "protocol", RBLK_PROTO_VERSION);
+	return 0;
+}
+
+static bool export_exists(const char *name)
+{
+	bool found;
+
+	tgt_exports_lock();
+	found = tgt_export_find_locked(name) != NULL;
+	tgt_exports_unlock();
+	return found;
+}
+
+static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
+		      char *err, size_t errlen)
+{
+	struct tgt_volume_cfg vc = { .line = 0 };
+	const char *name, *path, *device, *backend;
+	const struct tgt_backend_ops *be;
+	struct tgt_config next;
+	struct tgt_volume *vol;
+	char defpath[PATH_MAX];
+	bool have_size, created = false;
+	struct stat st;
+	int ret;
+
+	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = get_str(req, "path", false, &path, err, errlen)) ||
+	    (ret = get_str(req, "device", false, &device, err, errlen)) ||
+	    (ret = get_str(req, "backend", false, &backend, err, errlen)) ||
+	    (ret = get_bool(req, "read_only", &vc.read_only, err, errlen)) ||
+	    (ret = get_size(req, &vc.size, &have_size, err, errlen)))
+		return ret;
+	if (export_exists(name) || tgt_config_find_volume(&a->cfg, name)) {
+		snprintf(err, errlen, "volume '%s' already exists", name);
+		return -EEXIST;
+	}
+	snprintf(vc.name, sizeof(vc.name), "%s", name);
+	snprintf(vc.backend, sizeof(vc.backend), "%s", backend ? backend : "uring");
+	be = tgt_backend_find(vc.backend);
+	if (!be || strlen(backend ? backend : "") >= sizeof(vc.backend)) {
+		char pbuf[32];
+
+		snprintf(err, errlen, "unknown backend '%s' (have: %s)",
+			 printable(backend, pbuf, sizeof(pbuf)), tgt_backend_names());
+		return -EINVAL;
+	}
+	if (path && device) {
+		snprintf(err, errlen, "give either a path or a device, not both");
+		return -EINVAL;
+	}
+	if (device)
+		path = device;
+	if (be->flags & TGT_BE_F_NO_STORE) {
+		if (path) {
+			snprintf(err, errlen, "backend '%s' has no backing store: no path or device", vc.backend);
+			return -EINVAL;
+		}
+		if (!have_size) {
+			snprintf(err, errlen, "backend '%s' needs a size", vc.backend);
+			return -EINVAL;
+		}
+	} else if (path) {
+		ret = check_path(device ? "device" : "path", path, err, errlen);
+		if (ret)
+			return ret;
+		if (stat(path, &st) == 0) {
+			if (device && !S_ISBLK(st.st_mode)) {
+				snprintf(err, errlen, "%s is not a block device", path);
+				return -EINVAL;
+			}
+			if (!device && !S_ISREG(st.st_mode)) {
+				snprintf(err, errlen, "%s is not a regular file (use --device for block devices)", path);
+				return -EINVAL;
+			}
+		} else if (device || errno != ENOENT) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+			return ret;
+		} else if (!have_size) {
+			snprintf(err, errlen, "%s does not exist: give a size to create it", path);
+			return -EINVAL;
+		} else {
+			created = true;
+		}
+	} else {
+		if (!have_size) {
+			snprintf(err, errlen, "a size is needed (like --size 10G)");
+			return -EINVAL;
+		}
+		if (mkdir(a->volume_dir, 0700) < 0 && errno != EEXIST) {
+			ret = -errno;
+			snprintf(err, errlen, "volume_dir %s: %s", a->volume_dir, strerror(-ret));
+			return ret;
+		}
+		snprintf(defpath, sizeof(defpath), "%s/%s.img", a->volume_dir, name);
+		if (lstat(defpath, &st) == 0) {
+			snprintf(err, errlen, "%s already exists (export it with --path, or remove it)", defpath);
+			return -EEXIST;
+		}
+		path = defpath;
+		created = true;
+	}
+	if (path) {
+		vc.path = strdup(path);
+		if (!vc.path)
+			return -ENOMEM;
+	}
+	if (created && vc.read_only) {
+		snprintf(err, errlen, "cannot create a new read-only volume (it would only read zeroes)");
+		ret = -EINVAL;
+		goto out_free_path;
+	}
+
+	ret = tgt_volume_open(&vol, &vc, err, errlen);
+	if (ret)
+		goto out_unlink;
+	ret = cfg_clone(&a->cfg, &next, err, errlen);
+	if (!ret)
+		ret = cfg_append_volume(&next, &vc);
+	if (!ret)
+		ret = cfg_commit(a, &next, err, errlen);
+	else
+		tgt_config_free(&next);
+	if (ret)
+		goto out_close;
+	ret = tgt_export_add(vol, &vc, err, errlen);
+	if (ret) {
+		struct tgt_config prev;
+
+		if (!cfg_clone(&a->cfg, &prev, err, errlen)) {
+			cfg_remove_volume(&prev, name);
+			cfg_restore(a, &prev);
+		}
+		goto out_close;
+	}
+	rblk_info("admin: volume %s created (%s, %" PRIu64 " bytes, backend %s)",
+		  name, vc.path ? vc.path : "no store", vol->size, vc.backend);
+	tgt_exports_lock();
+	json_object_object_add(rsp, "volume",
+			       volume_json(a, tgt_export_find_locked(name), true));
+	tgt_exports_unlock();
+	free(vc.path);
+	return 0;
+
+out_close:
+	tgt_volume_close(vol);
+out_unlink:
+	if (created && vc.path)
+		unlink(vc.path);
+out_free_path:
+	free(vc.path);
+	return ret;
+}
+
+static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
+		      char *err, size_t errlen)
+{
+	struct tgt_config next, prev;
+	const char *name;
+	struct tgt_export *e;
+	char defpath[PATH_MAX], *path = NULL;
+	unsigned sessions;
+	bool force;
+	int ret;
+
+	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = get_bool(req, "force", &force, err, errlen)))
+		return ret;
+	tgt_exports_lock();
+	e = tgt_export_find_locked(name);
+	sessions = e ? e->n_sessions : 0;
+	if (e && e->vol->path)
+		path = strdup(e->vol->path);
+	tgt_exports_unlock();
+	if (!e) {
+		snprintf(err, errlen, "no volume '%s'", name);
+		return -ENOENT;
+	}
+	if (sessions && !force) {
+		snprintf(err, errlen, "volume '%s' has %u session(s) attached; use --force to disconnect them",
+			 name, sessions);
+		free(path);
+		return -EBUSY;
+	}
+	ret = cfg_clone(&a->cfg, &prev, err, errlen);
+	if (ret)
+		goto out_free;
+	ret = cfg_clone(&a->cfg, &next, err, errlen);
+	if (ret) {
+		tgt_config_free(&prev);
+		goto out_free;
+	}
+	cfg_remove_volume(&next, name);
+	ret = cfg_commit(a, &next, err, errlen);
+	if (ret) {
+		tgt_config_free(&prev);
+		goto out_free;
+	}
+	ret = tgt_export_remove(name, force);
+	if (ret) {
+		/* A session logged in since the check: keep the volume. */
+		cfg_restore(a, &prev);
+		snprintf(err, errlen, "volume '%s' %s", name,
+			 ret == -EBUSY ? "got a session attached meanwhile; use --force"
+				       : "vanished meanwhile");
+		goto out_free;
+	}
+	tgt_config_free(&prev);
+	/* Only a file rblkctl created in volume_dir is ours to remove. */
+	snprintf(defpath, sizeof(defpath), "%s/%s.img", a->volume_dir, name);
+	if (path && !strcmp(path, defpath)) {
+		if (unlink(path) == 0)
+			add_str(rsp, "removed_file", path);
+		else
+			rblk_warn("admin: volume %s: removing %s: %s", name, path,
+				  strerror(errno));
+	}
+	add_u64(rsp, "disconnected", force ? sessions : 0);
+	rblk_info("admin: volume %s deleted%s", name,
+		  sessions ? " (sessions disconnected)" : "");
+out_free:
+	free(path);
+	return ret;
+}
+
+static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
+		      char *err, size_t errlen)
+{
+	struct tgt_config next, prev;
+	struct tgt_volume_cfg *vc;
+	const char *name;
+	struct tgt_export *e;
+	uint64_t size, old;
+	char *path = NULL;
+	bool have, blk = false, ro = false, nostore = false;
+	int ret;
+
+	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = get_size(req, &size, &have, err, errlen)))
+		return ret;
+	if (!have) {
+		snprintf(err, errlen, "missing field \"size\"");
+		return -EINVAL;
+	}
+	tgt_exports_lock();
+	e = tgt_export_find_locked(name);
+	if (e) {
+		old = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+		blk = e->vol->is_blkdev;
+		ro = e->vol->flags & RBLK_VOL_F_READ_ONLY;
+		nostore = !e->vol->path;
+		path = e->vol->path ? strdup(e->vol->path) : NULL;
+	}
+	tgt_exports_unlock();
+	if (!e) {
+		snprintf(err, errlen, "no volume '%s'", name);
+		return -ENOENT;
+	}
+	if (blk || ro) {
+		snprintf(err, errlen, "volume '%s' is %s: resize is for writable file volumes",
+			 name, blk ? "a block device" : "read-only");
+		ret = -EOPNOTSUPP;
+		goto out_free;
+	}
+	if (size < old) {
+		snprintf(err, errlen, "volume '%s' is %" PRIu64 " bytes; shrinking to %" PRIu64 " would cut off data (only growing is supported)",
+			 name, old, size);
+		ret = -EINVAL;
+		goto out_free;
+	}
+	if (size == old) {
+		add_u64(rsp, "size", size);
+		goto out_free;
+	}
+	if ((ret = cfg_clone(&a->cfg, &prev, err, errlen)))
+		goto out_free;
+	if ((ret = cfg_clone(&a->cfg, &next, err, errlen))) {
+		tgt_config_free(&prev);
+		goto out_free;
+	}
+	vc = tgt_config_find_volume(&next, name);
+	if (vc)
+		vc->size = size;
+	/* Config first: after a crash here the next start grows the file to
+	 * the configured size; the reverse order would leave a file larger
+	 * than its config, which the target refuses to load. */
+	ret = cfg_commit(a, &next, err, errlen);
+	if (ret) {
+		tgt_config_free(&prev);
+		goto out_free;
+	}
+	if (!nostore && truncate(path, (off_t)size) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "growing %s: %s", path, strerror(-ret));
+		cfg_restore(a, &prev);
+		goto out_free;
+	}
+	tgt_config_free(&prev);
+	tgt_export_set_size(name, size);
+	add_u64(rsp, "size", size);
+	add_u64(rsp, "old_size", old);
+	rblk_info("admin: volume %s resized %" PRIu64 " -> %" PRIu64 " bytes",
+		  name, old, size);
+out_free:
+	free(path);
+	return ret;
+}
+
+static int cmd_list(struct tgt_admin *a, json_object *req, json_object *rsp,
+		    char *err, size_t errlen)
+{
+	json_object *arr = json_object_new_array();
+
+	if (!arr)
+		return -ENOMEM;
+	tgt_exports_lock();
+	for (struct tgt_export *e = tgt_exports_first(); e; e = e->next)
+		json_object_array_add(arr, volume_json(a, e, false));
+	tgt_exports_unlock();
+	json_object_object_add(rsp, "volumes", arr);
+	return 0;
+}
+
+static int cmd_show(struct tgt_admin *a, json_object *req, json_object *rsp,
+		    char *err, size_t errlen)
+{
+	struct tgt_export *e;
+	const char *name;
+	json_object *o;
+	int ret;
+
+	if ((ret = get_name(req, "name", "volume", &name, err, errlen)))
+		return ret;
+	tgt_exports_lock();
+	e = tgt_export_find_locked(name);
+	if (!e) {
+		tgt_exports_unlock();
+		snprintf(err, errlen, "no volume '%s'", name);
+		return -ENOENT;
+	}
+	o = volume_json(a, e, true);
+	if (o) {
+		json_object_object_add(o, "session_list", sessions_json(e, true));
+		json_object_object_add(o, "stats", export_stats_json(e));
+	}
+	tgt_exports_unlock();
+	json_object_object_add(rsp, "volume", o);
+	return 0;
+}
+
+static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
+		     char *err, size_t errlen)
+{
+	json_object *arr = json_object_new_array();
+	const char *name;
+	bool found = false;
+	int ret;
+
+	if (!arr)
+		return -ENOMEM;
+	ret = get_str(req, "name", false, &name, err, errlen);
+	if (ret) {
+		json_object_put(arr);
+		return ret;
+	}
+	tgt_exports_lock();
+	for (struct tgt_export *e = tgt_exports_first(); e; e = e->next) {
+		json_object *o;
+
+		if (name && strcmp(name, e->name))
+			continue;
+		found = true;
+		o = json_object_new_object();
+		if (!o)
+			break;
+		add_str(o, "name", e->name);
+		json_object_object_add(o, "stats", export_stats_json(e));
+		json_object_object_add(o, "sessions", sessions_json(e, true));
+		json_object_array_add(arr, o);
+	}
+	tgt_exports_unlock();
+	if (name && !found) {
+		char pbuf[80];
+
+		json_object_put(arr);
+		snprintf(err, errlen, "no volume '%s'", printable(name, pbuf, sizeof(pbuf)));
+		return -ENOENT;
+	}
+	json_object_object_add(rsp, "volumes", arr);
+	return 0;
+}
+
+/* allow/deny share this: builds the new host list on a config copy. */
+static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
+			bool allow, char *err, size_t errlen)
+{
+	struct tgt_volume_cfg *vc;
+	struct tgt_config next;
+	const char *name, *host;
+	char **hosts;
+	unsigned n, i;
+	int ret;
+
+	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = get_name(req, "host", "host", &host, err, errlen)))
+		return ret;
+	if (!export_exists(name) || !tgt_config_find_volume(&a->cfg, name)) {
+		snprintf(err, errlen, "no volume '%s'", name);
+		return -ENOENT;
+	}
+	if ((ret = cfg_clone(&a->cfg, &next, err, errlen)))
+		return ret;
+	vc = tgt_config_find_volume(&next, name);
+	for (i = 0; i < vc->n_allow_hosts && strcmp(vc->allow_hosts[i], host); i++)
+		;
+	if (allow && i < vc->n_allow_hosts) {
+		tgt_config_free(&next);
+		json_object_object_add(rsp, "changed", json_object_new_boolean(0));
+		return 0;
+	}
+	if (!allow && i == vc->n_allow_hosts) {
+		tgt_config_free(&next);
+		snprintf(err, errlen, "host '%s' is not on the allow list of volume '%s'",
+			 host, name);
+		return -ENOENT;
+	}
+	if (allow) {
+		hosts = realloc(vc->allow_hosts, (vc->n_allow_hosts + 1) * sizeof(*hosts));
+		if (!hosts || !(hosts[vc->n_allow_hosts] = strdup(host))) {
+			if (hosts)
+				vc->allow_hosts = hosts;
+			tgt_config_free(&next);
+			return -ENOMEM;
+		}
+		vc->allow_hosts = hosts;
+		vc->n_allow_hosts++;
+	} else {
+		free(vc->allow_hosts[i]);
+		memmove(&vc->allow_hosts[i], &vc->allow_hosts[i + 1],
+			(vc->n_allow_hosts - i - 1) * sizeof(char *));
+		vc->n_allow_hosts--;
+	}
+	/* Copy the list before commit hands next's storage to a->cfg. */
+	n = vc->n_allow_hosts;
+	hosts = n ? calloc(n, sizeof(char *)) : NULL;
+	for (i = 0; hosts && i < n; i++)
+		hosts[i] = strdup(vc->allow_hosts[i]);
+	if (n && (!hosts || !hosts[n - 1])) {
+		free_strv(hosts, n);
+		tgt_config_free(&next);
+		return -ENOMEM;
+	}
+	ret = cfg_commit(a, &next, err, errlen);
+	if (!ret)
+		ret = tgt_export_set_hosts(name, hosts, n);
+	free_strv(hosts, n);
+	if (ret)
+		return ret;
+	json_object_object_add(rsp, "changed", json_object_new_boolean(1));
+	if (!n)
+		add_str(rsp, "warning", "allow list is now empty: any host may log in");
+	rblk_info("admin: volume %s: %s host %s", name, allow ? "allowed" : "denied", host);
+	return 0;
+}
+
+static int cmd_allow(struct tgt_admin *a, json_object *req, json_object *rsp,
+		     char *err, size_t errlen)
+{
+	return change_hosts(a, req, rsp, true, err, errlen);
+}
+
+static int cmd_deny(struct tgt_admin *a, json_object *req, json_object *rsp,
+		    char *err, size_t errlen)
+{
+	return change_hosts(a, req, rsp, false, err, errlen);
+}
+
+static int cmd_secret(struct tgt_admin *a, json_object *req, json_object *rsp,
+		      char *err, size_t errlen)
+{
+	struct rblk_secret *secret = NULL;
+	struct tgt_volume_cfg *vc;
+	struct tgt_config next;
+	const char *name, *file;
+	bool clear;
+	int ret;
+
+	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = get_str(req, "file", false, &file, err, errlen)) ||
+	    (ret = get_bool(req, "clear", &clear, err, errlen)))
+		return ret;
+	if (!!file == clear) {
+		snprintf(err, errlen, "give either a secret file or clear");
+		return -EINVAL;
+	}
+	if (!export_exists(name) || !tgt_config_find_volume(&a->cfg, name)) {
+		snprintf(err, errlen, "no volume '%s'", name);
+		return -ENOENT;
+	}
+	if (file) {
+		char why[512];
+
+		ret = check_path("secret file", file, err, errlen);
+		if (ret)
+			return ret;
+		secret = malloc(sizeof(*secret));
+		if (!secret)
+			return -ENOMEM;
+		ret = rblk_auth_load_secret(file, secret, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "%s", why);
+			goto out_free;
+		}
+	}
+	if ((ret = cfg_clone(&a->cfg, &next, err, errlen)))
+		goto out_free;
+	vc = tgt_config_find_volume(&next, name);
+	free(vc->secret_file);
+	vc->secret_file = file ? strdup(file) : NULL;
+	if (file && !vc->secret_file) {
+		tgt_config_free(&next);
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = cfg_commit(a, &next, err, errlen);
+	if (!ret)
+		ret = tgt_export_set_secret(name, secret);
+	if (!ret) {
+		json_object_object_add(rsp, "auth", json_object_new_boolean(!clear));
+		rblk_info("admin: volume %s: secret %s", name, clear ? "cleared" : "set");
+	}
+out_free:
+	if (secret) {
+		rblk_auth_clear_secret(secret);
+		free(secret);
+	}
+	return ret;
+}
+
+static const struct tgt_admin_cmd cmds[] = {
+	{ .name = "ping",		.fn = cmd_ping },
+	{ .name = "volume.create",	.fn = cmd_create },
+	{ .name = "volume.delete",	.fn = cmd_delete },
+	{ .name = "volume.resize",	.fn = cmd_resize },
+	{ .name = "volume.list",	.fn = cmd_list },
+	{ .name = "volume.show",	.fn = cmd_show },
+	{ .name = "volume.allow",	.fn = cmd_allow },
+	{ .name = "volume.deny",	.fn = cmd_deny },
+	{ .name = "volume.secret",	.fn = cmd_secret },
+	{ .name = "stats",		.fn = cmd_stats },
+};
+
+const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+const char *tgt_admin_cmd_names(void)
+{
+	return "ping, volume.create, volume.delete, volume.resize, volume.list, "
+	       "volume.show, volume.allow, volume.deny, volume.secret, stats";
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Atomic config writes.  The sequence is the classic one: write a temp file
+ * in the same directory (same file system, so rename is atomic), fsync it
+ * (its data is on disk before its name is), rename over the config, fsync
+ * the directory (the rename itself is on disk).  A crash at any point
+ * leaves either the old file or the new one under the config's name, and
+ * at worst a stray ".NAME.tmp.*" file beside it.
+ */
+#include "admin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int write_all(int fd, const char *s, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		s += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int tgt_admin_save_config(const char *path, const struct tgt_config *cfg,
+			  char *err, size_t errlen)
+{
+	char dbuf[PATH_MAX], bbuf[PATH_MAX], tmp[PATH_MAX + 32];
+	struct tgt_config check;
+	char perr[512];
+	const char *dir, *base;
+	struct stat st;
+	mode_t mode = 0600;
+	char *text;
+	int fd = -1, dfd, ret;
+
+	text = tgt_config_format(cfg);
+	if (!text) {
+		snprintf(err, errlen, "formatting the config: out of memory");
+		return -ENOMEM;
+	}
+	/* Never persist something the daemon would refuse at the next start. */
+	ret = tgt_config_parse(text, path, &check, perr, sizeof(perr));
+	if (ret) {
+		snprintf(err, errlen, "refusing to write a config that does not parse back: %s", perr);
+		goto out_free_text;
+	}
+	tgt_config_free(&check);
+
+	if (strlen(path) >= sizeof(dbuf)) {
+		ret = -ENAMETOOLONG;
+		snprintf(err, errlen, "config path too long");
+		goto out_free_text;
+	}
+	strcpy(dbuf, path);
+	strcpy(bbuf, path);
+	dir = dirname(dbuf);
+	base = basename(bbuf);
+	if (stat(path, &st) == 0)
+		mode = st.st_mode & 07777;
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.XXXXXX", dir, base);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "creating temp file in %s: %s", dir, strerror(-ret));
+		goto out_free_text;
+	}
+	if (fchmod(fd, mode) < 0 ||
+	    (ret = write_all(fd, text, strlen(text))) ||
+	    fsync(fd) < 0) {
+		ret = ret ? ret : -errno;
+		snprintf(err, errlen, "writing %s: %s", tmp, strerror(-ret));
+		goto out_unlink;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		ret = -errno;
+		snprintf(err, errlen, "writing %s: %s", tmp, strerror(-ret));
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "renaming %s to %s: %s", tmp, path, strerror(-ret));
+		goto out_unlink;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) < 0) {
+		/* The new file is in place; only its durability is in doubt. */
+		rblk_warn("config %s: fsync of directory %s: %s", path, dir,
+			  strerror(errno));
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(text);
+	return 0;
+
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out_free_text:
+	free(text);
+	return ret;
+}

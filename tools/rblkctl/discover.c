@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME]:
+ * asks a target (DISCOVER PDU on its data port) which volumes this host may
+ * log in to.  Needs no admin socket: it works from any initiator.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "rblk_client.h"
+#include "size.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME] [--json]\n"
+"  Lists the volumes the target lets this host use.\n"
+"  --target      target address; IPv6 as [addr]:port (default port 4420 tcp, 4421 rdma)\n"
+"  --transport   tcp (default) or rdma\n"
+"  --host NAME   host name to ask as (default: this machine's hostname)\n"
+"  --json        JSON array instead of the table\n");
+}
+
+/* "a:p", "[v6]:p", "a", "v6" -> host and port (port NULL when absent). */
+static int split_target(char *s, const char **host, const char **port)
+{
+	char *c;
+
+	*port = NULL;
+	if (s[0] == '[') {
+		c = strchr(s, ']');
+		if (!c || (c[1] && c[1] != ':'))
+			return -EINVAL;
+		*c = '\0';
+		*host = s + 1;
+		if (c[1] == ':')
+			*port = c + 2;
+	} else {
+		c = strrchr(s, ':');
+		/* More than one ':' without brackets: a bare IPv6 address. */
+		if (c && !memchr(s, ':', c - s)) {
+			*c = '\0';
+			*port = c + 1;
+		}
+		*host = s;
+	}
+	if (!**host || (*port && (!**port || strspn(*port, "0123456789") != strlen(*port))))
+		return -EINVAL;
+	return 0;
+}
+
+int rblkctl_discover(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "target", required_argument, NULL, 't' },
+		{ "transport", required_argument, NULL, 'T' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rblk_client_opts o = { .transport = "tcp" };
+	struct rblk_discover_entry *ents;
+	char *target = NULL, err[256] = "";
+	int c, n;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 't': target = optarg; break;
+		case 'T': o.transport = optarg; break;
+		case 'H': o.hostname = optarg; break;
+		case 'j': ctl_json = true; break;
+		case 's': break;	/* global option; not used here */
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc || !target) {
+		fprintf(stderr, "rblkctl discover: %s\n",
+			target ? "unexpected argument" : "--target ADDR[:PORT] is required");
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(o.transport, "tcp") && strcmp(o.transport, "rdma")) {
+		fprintf(stderr, "rblkctl discover: --transport %s: want tcp or rdma\n", o.transport);
+		return 2;
+	}
+	if (o.hostname && rblk_name_valid(o.hostname)) {
+		fprintf(stderr, "rblkctl discover: invalid --host name\n");
+		return 2;
+	}
+	if (split_target(target, &o.host, &o.port)) {
+		fprintf(stderr, "rblkctl discover: --target: want ADDR, ADDR:PORT or [IPv6]:PORT\n");
+		return 2;
+	}
+	ents = calloc(RBLK_DISCOVER_MAX, sizeof(*ents));
+	if (!ents)
+		return 1;
+	n = rblk_discover(&o, ents, RBLK_DISCOVER_MAX, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "rblkctl discover: %s\n", err[0] ? err : strerror(-n));
+		free(ents);
+		return 1;
+	}
+	if (ctl_json) {
+		json_object *arr = json_object_new_array();
+
+		for (int i = 0; i < n; i++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "name", json_object_new_string(ents[i].volume));
+			json_object_object_add(e, "size", json_object_new_int64((int64_t)ents[i].size));
+			json_object_object_add(e, "block_size", json_object_new_int64(ents[i].block_size));
+			json_object_object_add(e, "read_only",
+				json_object_new_boolean(!!(ents[i].vol_flags & RBLK_VOL_F_READ_ONLY)));
+			json_object_object_add(e, "flags", json_object_new_int64(ents[i].vol_flags));
+			json_object_array_add(arr, e);
+		}
+		ctl_print_json(arr);
+		json_object_put(arr);
+	} else {
+		printf("%-24s %10s %6s %s\n", "VOLUME", "SIZE", "BLOCK", "MODE");
+		for (int i = 0; i < n; i++) {
+			char sz[32];
+
+			printf("%-24s %10s %6u %s\n", ents[i].volume,
+			       rblk_format_size(ents[i].size, sz, sizeof(sz)),
+			       ents[i].block_size,
+			       ents[i].vol_flags & RBLK_VOL_F_READ_ONLY ? "ro" : "rw");
+		}
+	}
+	free(ents);
+	return 0;
+}

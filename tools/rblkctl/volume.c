@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblkctl volume create|delete|resize|list|show|allow|deny|secret: one
+ * request each to the target's admin socket (docs/admin.md).  Input is
+ * checked here first for a friendly message, and again by the target,
+ * which is the authority.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "rblk_proto.h"
+#include "size.h"
+
+/* Options every volume subcommand takes, plus its own. */
+enum { O_SOCKET = 1000, O_JSON, O_HELP };
+#define COMMON_OPTS \
+	{ "socket", required_argument, NULL, O_SOCKET }, \
+	{ "json", no_argument, NULL, O_JSON }, \
+	{ "help", no_argument, NULL, O_HELP }
+
+struct vol_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage;	/* after "rblkctl volume " */
+	const char *help;
+};
+
+static const struct vol_cmd *cur;	/* for usage messages */
+
+static int usage_err(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "rblkctl volume %s: ", cur->name);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nusage: rblkctl volume %s\n", cur->usage);
+	return 2;
+}
+
+static int show_help(void)
+{
+	printf("usage: rblkctl volume %s\n%s\n"
+	       "common options: --socket PATH (admin socket, default %s), --json, --help\n",
+	       cur->usage, cur->help, CTL_DEFAULT_SOCKET);
+	return 0;
+}
+
+/* Common option handling; returns -1 to continue, else an exit status. */
+static int common_opt(int c)
+{
+	switch (c) {
+	case O_SOCKET: ctl_socket = optarg; return -1;
+	case O_JSON:   ctl_json = true; return -1;
+	case O_HELP:
+	case 'h':      return show_help();
+	default:       return usage_err("%s", "bad option");
+	}
+}
+
+static int check_name(const char *what, const char *name)
+{
+	if (rblk_name_valid(name)) {
+		fprintf(stderr, "rblkctl volume %s: invalid %s name (use 1..63 of A-Z a-z 0-9 . _ : -, not '.', '..', no leading '-')\n",
+			cur->name, what);
+		return 2;
+	}
+	return 0;
+}
+
+static int check_size(const char *s, uint64_t *out)
+{
+	int ret = rblk_parse_size(s, out);
+
+	if (ret || !*out || *out % 512) {
+		fprintf(stderr, "rblkctl volume %s: bad size '%s': %s\n", cur->name, s,
+			ret == -ERANGE ? "too large" :
+			ret ? "want a number with an optional K, M, G, T or P suffix, like 10G" :
+			"must be a positive multiple of 512 bytes");
+		return 2;
+	}
+	return 0;
+}
+
+/* Makes a relative path absolute against the cwd (the target has another). */
+static char *abs_path(const char *p)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (p[0] == '/')
+		return strdup(p);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&out, "%s/%s", cwd, p) < 0)
+		return NULL;
+	return out;
+}
+
+static json_object *request(const char *cmd, const char *name)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "cmd", json_object_new_string(cmd));
+	if (name)
+		json_object_object_add(r, "name", json_object_new_string(name));
+	return r;
+}
+
+/* Sends req; prints the JSON answer with --json.  0/1. */
+static int send_req(json_object *req, json_object **rsp)
+{
+	int ret = ctl_request(req, rsp);
+
+	if (!ret && ctl_json)
+		ctl_print_json(*rsp);
+	return ret;
+}
+
+static void print_volume(json_object *v)
+{
+	char sz[32];
+	json_object *h;
+
+	printf("volume %s\n", ctl_jstr(v, "name", "?"));
+	printf("  size:       %" PRIu64 " bytes (%s)\n", (uint64_t)ctl_jint(v, "size"),
+	       rblk_human_size((uint64_t)ctl_jint(v, "size"), sz, sizeof(sz)));
+	printf("  backing:    %s %s\n", ctl_jstr(v, "type", "?"), ctl_jstr(v, "path", "-"));
+	printf("  backend:    %s\n", ctl_jstr(v, "backend", "?"));
+	printf("  read-only:  %s\n", ctl_jbool(v, "read_only") ? "yes" : "no");
+	if (json_object_object_get_ex(v, "block_size", NULL))
+		printf("  block size: %" PRId64 "\n", ctl_jint(v, "block_size"));
+	if (json_object_object_get_ex(v, "flags", NULL))
+		printf("  flags:      %s\n", ctl_jstr(v, "flags", "-"));
+	printf("  auth:       %s%s%s\n", ctl_jbool(v, "auth") ? "secret " : "none",
+	       ctl_jbool(v, "auth") ? ctl_jstr(v, "secret_file", "") : "", "");
+	printf("  allow:      ");
+	if (json_object_object_get_ex(v, "allow_hosts", &h) && json_object_array_length(h)) {
+		for (size_t i = 0; i < json_object_array_length(h); i++)
+			printf("%s%s", i ? ", " : "",
+			       json_object_get_string(json_object_array_get_idx(h, i)));
+		printf("\n");
+	} else {
+		printf("any host\n");
+	}
+	printf("  sessions:   %" PRId64 "\n", ctl_jint(v, "sessions"));
+}
+
+/* ---- subcommands ----------------------------------------------------------- */
+
+static int cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "path", required_argument, NULL, 'p' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "ro", no_argument, NULL, 'r' },
+		COMMON_OPTS, { NULL, 0, NULL, 0 },
+	};
+	const char *size = NULL, *path = NULL, *dev = NULL, *backend = NULL;
+	json_object *req, *rsp;
+	bool ro = false;
+	uint64_t bytes = 0;
+	char *ap = NULL;
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': size = optarg; break;
+		case 'p': path = optarg; break;
+		case 'd': dev = optarg; break;
+		case 'b': backend = optarg; break;
+		case 'r': ro = true; break;
+		default:
+			if ((ret = common_opt(c)) >= 0)
+				return ret;
+		}
+	}
+	if (argc - optind != 1)
+		return usage_err("%s", "give exactly one NAME");
+	if ((ret = check_name("volume", argv[optind])))
+		return ret;
+	if (path && dev)
+		return usage_err("%s", "--path and --device exclude each other");
+	if (!size && !path && !dev)
+		return usage_err("%s", "--size is needed for a new volume");
+	if (size && (ret = check_size(size, &bytes)))
+		return ret;
+	if (backend && strcmp(backend, "uring") && strcmp(backend, "aio") &&
+	    strcmp(backend, "null"))
+		return usage_err("unknown backend '%s' (uring or aio)", backend);
+	req = request("volume.create", argv[optind]);
+	if (size)
+		json_object_object_add(req, "size", json_object_new_int64((int64_t)bytes));
+	if (path || dev) {
+		ap = abs_path(path ? path : dev);
+		if (!ap) {
+			json_object_put(req);
+			fprintf(stderr, "rblkctl: %s\n", strerror(errno));
+			return 1;
+		}
+		json_object_object_add(req, path ? "path" : "device", json_object_new_string(ap));
+		free(ap);
+	}
+	if (backend)
+		json_object_object_add(req, "backend", json_object_new_string(backend));
+	if (ro)
+		json_object_object_add(req, "read_only", json_object_new_boolean(1));
+	if (send_req(req, &rsp))
+		return 1;
+	if (!ctl_json) {
+		json_object *v = NULL;
+		char sz[32];
+
+		json_object_object_get_ex(rsp, "volume", &v);
+		printf("created volume %s: %s, %s %s, backend %s\n",
+		       ctl_jstr(v, "name", argv[optind]),
+		       rblk_format_size((uint64_t)ctl_jint(v, "size"), sz, sizeof(sz)),
+		       ctl_jstr(v, "type", "?"), ctl_jstr(v, "path", "-"),
+		       ctl_jstr(v, "backend", "?"));
+	}
+	json_object_put(rsp);
+	return 0;
+}
+
+static int cmd_delete(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "force", no_argument, NULL, 'f' },
+		COMMON_OPTS, { NULL, 0, NULL, 0 },
+	};
+	json_object *req, *rsp;
+	bool force = false;
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'f')
+			force = true;
+		else if ((ret = common_opt(c)) >= 0)
+			return ret;
+	}
+	if (argc - optind != 1)
+		return usage_err("%s", "give exactly one NAME");
+	if ((ret = check_name("volume", argv[optind])))
+		return ret;
+	req = request("volume.delete", argv[optind]);
+	if (force)
+		json_object_object_add(req, "force", json_object_new_boolean(1));
+	if (send_req(req, &rsp))
+		return 1;
+	if (!ctl_json) {
+		printf("deleted volume %s", argv[optind]);
+		if (ctl_jint(rsp, "disconnected"))
+			printf(" (%" PRId64 " session(s) disconnected)", ctl_jint(rsp, "disconnected"));
+		if (ctl_jstr(rsp, "removed_file", NULL))
+			printf(", removed %s", ctl_jstr(rsp, "removed_file", ""));
+		printf("\n");
+	}
+	json_object_put(rsp);
+	return 0;
+}
+
+static int cmd_resize(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		COMMON_OPTS, { NULL, 0, NULL, 0 },
+	};
+	json_object *req, *rsp;
+	const char *size = NULL;
+	uint64_t bytes;
+	char a[32], b[32];
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 's')
+			size = optarg;
+		else if ((ret = common_opt(c)) >= 0)
+			return ret;
+	}
+	if (argc - optind != 1)
+		return usage_err("%s", "give exactly one NAME");
+	if (!size)
+		return usage_err("%s", "--size is required");
+	if ((ret = check_name("volume", argv[optind])) || (ret = check_size(size, &bytes)))
+		return ret;
+	req = request("volume.resize", argv[optind]);
+	json_object_object_add(req, "size", json_object_new_int64((int64_t)bytes));
+	if (send_req(req, &rsp))
+		return 1;
+	if (!ctl_json) {
+		if (json_object_object_get_ex(rsp, "old_size", NULL))
+			printf("resized volume %s: %s -> %s (attached initiators see the new size when they log in again)\n",
+			       argv[optind],
+			       rblk_format_size((uint64_t)ctl_jint(rsp, "old_size"), a, sizeof(a)),
+			       rblk_format_size((uint64_t)ctl_jint(rsp, "size"), b, sizeof(b)));
+		else
+			printf("volume %s is already %s\n", argv[optind],
+			       rblk_format_size(bytes, a, sizeof(a)));
+	}
+	json_object_put(rsp);
+	return 0;
+}
+
+/* Commands with only NAME (and common options). */
+static int name_only(int argc, char **argv, int nargs, const char **args)
+{
+	static const struct option lo[] = { COMMON_OPTS, { NULL, 0, NULL, 0 } };
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((ret = common_opt(c)) >= 0)
+			return ret;
+	if (argc - optind != nargs)
+		return usage_err("%s", nargs == 0 ? "takes no arguments" :
+				 nargs == 1 ? "give exactly one NAME" : "give NAME and HOST");
+	for (int i = 0; i < nargs; i++) {
+		args[i] = argv[optind + i];
+		if ((ret = check_name(i ? "host" : "volume", args[i])))
+			return ret;
+	}
+	return -1;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	json_object *rsp, *vols;
+	int ret;
+
+	if ((ret = name_only(argc, argv, 0, NULL)) >= 0)
+		return ret;
+	if (send_req(request("volume.list", NULL), &rsp))
+		return 1;
+	if (!ctl_json && json_object_object_get_ex(rsp, "volumes", &vols)) {
+		printf("%-20s %10s %-7s %-6s %-3s %-6s %8s  %s\n", "NAME", "SIZE",
+		       "BACKEND", "TYPE", "RO", "AUTH", "SESSIONS", "PATH");
+		for (size_t i = 0; i < json_object_array_length(vols); i++) {
+			json_object *v = json_object_array_get_idx(vols, i);
+			char sz[32];
+
+			printf("%-20s %10s %-7s %-6s %-3s %-6s %8" PRId64 "  %s\n",
+			       ctl_jstr(v, "name", "?"),
+			       rblk_format_size((uint64_t)ctl_jint(v, "size"), sz, sizeof(sz)),
+			       ctl_jstr(v, "backend", "?"), ctl_jstr(v, "type", "?"),
+			       ctl_jbool(v, "read_only") ? "yes" : "no",
+			       ctl_jbool(v, "auth") ? "secret" : "-",
+			       ctl_jint(v, "sessions"), ctl_jstr(v, "path", "-"));
+		}
+	}
+	json_object_put(rsp);
+	return 0;
+}
+
+/* Defined in stats.c: prints one stats object as a table. */
+void ctl_print_stats(json_object *stats, const char *indent);
+
+static int cmd_show(int argc, char **argv)
+{
+	const char *args[1];
+	json_object *rsp, *v = NULL, *sl, *st;
+	int ret;
+
+	if ((ret = name_only(argc, argv, 1, args)) >= 0)
+		return ret;
+	if (send_req(request("volume.show", args[0]), &rsp))
+		return 1;
+	if (!ctl_json && json_object_object_get_ex(rsp, "volume", &v)) {
+		print_volume(v);
+		printf("  logins:     %" PRId64 " (%" PRId64 " refused)\n",
+		       ctl_jint(v, "logins"), ctl_jint(v, "refusals"));
+		if (json_object_object_get_ex(v, "session_list", &sl))
+			for (size_t i = 0; i < json_object_array_length(sl); i++) {
+				json_object *s = json_object_array_get_idx(sl, i);
+
+				printf("  session %" PRId64 ": host %s peer %s queue %" PRId64 " reactor %" PRId64 "\n",
+				       ctl_jint(s, "id"), ctl_jstr(s, "host", "?"),
+				       ctl_jstr(s, "peer", "?"), ctl_jint(s, "queue_id"),
+				       ctl_jint(s, "reactor"));
+			}
+		if (json_object_object_get_ex(v, "stats", &st)) {
+			printf("  counters:\n");
+			ctl_print_stats(st, "    ");
+		}
+	}
+	json_object_put(rsp);
+	return 0;
+}
+
+static int allow_deny(int argc, char **argv, const char *cmd)
+{
+	const char *args[2];
+	json_object *req, *rsp;
+	int ret;
+
+	if ((ret = name_only(argc, argv, 2, args)) >= 0)
+		return ret;
+	req = request(cmd, args[0]);
+	json_object_object_add(req, "host", json_object_new_string(args[1]));
+	if (send_req(req, &rsp))
+		return 1;
+	if (!ctl_json) {
+		if (!ctl_jbool(rsp, "changed"))
+			printf("host %s was already allowed on volume %s\n", args[1], args[0]);
+		else
+			printf("volume %s: host %s %s\n", args[0], args[1],
+			       strcmp(cmd, "volume.allow") ? "removed from the allow list" : "allowed");
+		if (ctl_jstr(rsp, "warning", NULL))
+			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
+	}
+	json_object_put(rsp);
+	return 0;
+}
+
+static int cmd_allow(int argc, char **argv)
+{
+	return allow_deny(argc, argv, "volume.allow");
+}
+
+static int cmd_deny(int argc, char **argv)
+{
+	return allow_deny(argc, argv, "volume.deny");
+}
+
+static int cmd_secret(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "clear", no_argument, NULL, 'c' },
+		COMMON_OPTS, { NULL, 0, NULL, 0 },
+	};
+	json_object *req, *rsp;
+	const char *file = NULL;
+	bool clear = false;
+	char *ap;
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'f')
+			file = optarg;
+		else if (c == 'c')
+			clear = true;
+		else if ((ret = common_opt(c)) >= 0)
+			return ret;
+	}
+	if (argc - optind != 1)
+		return usage_err("%s", "give exactly one NAME");
+	if (!!file == clear)
+		return usage_err("%s", "give either --file F or --clear");
+	if ((ret = check_name("volume", argv[optind])))
+		return ret;
+	req = request("volume.secret", argv[optind]);
+	if (file) {
+		ap = abs_path(file);
+		if (!ap) {
+			json_object_put(req);
+			fprintf(stderr, "rblkctl: %s\n", strerror(errno));
+			return 1;
+		}
+		json_object_object_add(req, "file", json_object_new_string(ap));
+		free(ap);
+	} else {
+		json_object_object_add(req, "clear", json_object_new_boolean(1));
+	}
+	if (send_req(req, &rsp))
+		return 1;
+	if (!ctl_json)
+		printf("volume %s: %s\n", argv[optind],
+		       clear ? "secret cleared (no authentication)" : "secret set (logins must answer the challenge)");
+	json_object_put(rsp);
+	return 0;
+}
+
+static const struct vol_cmd vol_cmds[] = {
+	{ .name = "create", .fn = cmd_create,
+	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro]",
+	  .help = "Creates a volume.  Without --path/--device a sparse file NAME.img is made in\n"
+		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units)." },
+	{ .name = "delete", .fn = cmd_delete, .usage = "delete NAME [--force]",
+	  .help = "Deletes a volume; refused while sessions are attached unless --force, which\n"
+		  "disconnects them.  A file the target created in volume_dir is removed;\n"
+		  "--path files and devices are left alone." },
+	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S",
+	  .help = "Grows a file volume (never shrinks).  Attached initiators keep the size they\n"
+		  "logged in with; they see the new size when they log in again." },
+	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
+	{ .name = "show", .fn = cmd_show, .usage = "show NAME",
+	  .help = "Shows a volume: size, backing, backend, ACL, sessions, counters." },
+	{ .name = "allow", .fn = cmd_allow, .usage = "allow NAME HOST",
+	  .help = "Adds HOST (a LOGIN host name or an IP address) to the allow list.\n"
+		  "An empty allow list lets any host in." },
+	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST",
+	  .help = "Removes HOST from the allow list (new logins; attached sessions stay)." },
+	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --clear",
+	  .help = "Sets the volume's shared secret (file F, mode 0600, 16..1024 bytes, read by\n"
+		  "the target) or clears it.  Initiators then need the same secret file." },
+};
+
+static void volume_usage(FILE *f)
+{
+	fprintf(f, "usage: rblkctl volume SUBCOMMAND [options]   (rblkctl volume SUBCOMMAND --help)\n");
+	for (size_t i = 0; i < sizeof(vol_cmds) / sizeof(vol_cmds[0]); i++)
+		fprintf(f, "  %s\n", vol_cmds[i].usage);
+	fprintf(f, "common options: --socket PATH, --json, --help\n");
+}
+
+int rblkctl_volume(int argc, char **argv)
+{
+	if (argc < 2) {
+		volume_usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		volume_usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(vol_cmds) / sizeof(vol_cmds[0]); i++) {
+		if (!strcmp(argv[1], vol_cmds[i].name)) {
+			cur = &vol_cmds[i];
+			return vol_cmds[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "rblkctl volume: unknown subcommand '%s'\n", argv[1]);
+	volume_usage(stderr);
+	return 2;
+}
