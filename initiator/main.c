@@ -49,6 +49,7 @@ struct ini_opts {
 	int grace_ms;
 	int ready_fd;
 	const char *log_path;
+	int cleanup_dev;		/* >= 0: --cleanup-dev mode */
 };
 
 struct ini_dev {
@@ -83,6 +84,7 @@ static void usage(FILE *f)
 "  --ready-fd FD          write \"OK ublkbN\" or \"ERR reason\" there once started\n"
 "  --log-file PATH        recorded in the state file (the caller redirects)\n"
 "  --log-level LEVEL      err|warn|info|debug\n"
+"  --cleanup-dev N        only remove ublk device N left by a dead server\n"
 "  --debug MASK           debug areas (1 io, 2 conn, 4 rdma, 8 ublk)\n"
 "  -h, --help\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS);
 }
@@ -183,6 +185,7 @@ static int parse_args(int argc, char **argv, struct ini_opts *o)
 		{ "log-file",    required_argument, NULL, 'L' },
 		{ "log-level",   required_argument, NULL, 'l' },
 		{ "debug",       required_argument, NULL, 'D' },
+		{ "cleanup-dev", required_argument, NULL, 'C' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -250,6 +253,13 @@ static int parse_args(int argc, char **argv, struct ini_opts *o)
 		case 'D':
 			rblk_debug_mask = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'C':
+			if (parse_uint(optarg, 0, 1u << 20, &v)) {
+				fprintf(stderr, "rblk-initiator: bad --cleanup-dev\n");
+				return -EINVAL;
+			}
+			o->cleanup_dev = (int)v;
+			return 0;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -258,6 +268,8 @@ static int parse_args(int argc, char **argv, struct ini_opts *o)
 			return -EINVAL;
 		}
 	}
+	if (o->cleanup_dev >= 0)
+		return 0;
 	if (optind < argc || !o->host[0] || !o->volume) {
 		fprintf(stderr, "rblk-initiator: --target and --volume are required\n");
 		usage(stderr);
@@ -268,6 +280,47 @@ static int parse_args(int argc, char **argv, struct ini_opts *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * A server killed with SIGKILL leaves its ublk device behind (stopped by
+ * the kernel, but still holding its id and /dev/ublkcN): remove it, unless
+ * a live process still serves it.
+ */
+static int cleanup_dev(int id)
+{
+	struct ublksrv_ctrl_dev_info info;
+	struct ini_ctrl *c;
+	int ret;
+
+	ret = ini_ctrl_open(&c);
+	if (ret) {
+		fprintf(stderr, "rblk-initiator: %s: %s\n", INI_UBLK_CONTROL, strerror(-ret));
+		return 1;
+	}
+	ret = ini_ctrl_get_dev_info(c, id, &info);
+	if (ret == -ENODEV || ret == -ENOENT) {
+		ini_ctrl_close(c);
+		return 0;	/* already gone */
+	}
+	if (ret) {
+		fprintf(stderr, "rblk-initiator: ublk device %d: %s\n", id, strerror(-ret));
+		goto out_close;
+	}
+	if (info.ublksrv_pid > 0 && kill(info.ublksrv_pid, 0) == 0 &&
+	    info.state == UBLK_S_DEV_LIVE) {
+		fprintf(stderr, "rblk-initiator: ublk device %d is served by pid %d\n",
+			id, info.ublksrv_pid);
+		ret = -EBUSY;
+		goto out_close;
+	}
+	ini_ctrl_stop_dev(c, id);
+	ret = ini_ctrl_del_dev(c, id);
+	if (ret)
+		fprintf(stderr, "rblk-initiator: removing ublk device %d: %s\n", id, strerror(-ret));
+out_close:
+	ini_ctrl_close(c);
+	return ret ? 1 : 0;
 }
 
 /* ---- start-up --------------------------------------------------------- */
@@ -515,7 +568,8 @@ int main(int argc, char **argv)
 {
 	struct ini_dev dev = {
 		.o = { .transport = "tcp", .depth = INI_DEFAULT_DEPTH, .dev_id = -1,
-		       .grace_ms = INI_DEFAULT_GRACE_MS, .ready_fd = -1 },
+		       .grace_ms = INI_DEFAULT_GRACE_MS, .ready_fd = -1,
+		       .cleanup_dev = -1 },
 		.cdev_fd = -1, .exit_efd = -1,
 	};
 	struct ini_dev *d = &dev;
@@ -526,6 +580,8 @@ int main(int argc, char **argv)
 	rblk_log_init("rblk-initiator");
 	if (parse_args(argc, argv, &d->o))
 		return 2;
+	if (d->o.cleanup_dev >= 0)
+		return cleanup_dev(d->o.cleanup_dev);
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	d->nq = d->o.queues ? d->o.queues : (ncpu > 4 ? 4 : ncpu > 0 ? (unsigned)ncpu : 1);
 

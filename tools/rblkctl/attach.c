@@ -22,6 +22,7 @@
 
 #include "../../initiator/state.h"
 #include "attach.h"
+#include "ctl.h"
 #include "rblk_proto.h"
 
 #define ATTACH_TIMEOUT_S	60
@@ -336,6 +337,25 @@ static int wait_gone(pid_t pid, int id, int64_t deadline)
 	return -ETIMEDOUT;
 }
 
+/* A server that died without DEL_DEV leaves the ublk device (and its id)
+ * behind; rblk-initiator --cleanup-dev removes it.  Best effort. */
+static void cleanup_dev(int id)
+{
+	char bin[PATH_MAX], arg[16];
+	pid_t pid;
+	int st;
+
+	find_initiator(bin, sizeof(bin));
+	snprintf(arg, sizeof(arg), "%d", id);
+	pid = fork();
+	if (pid == 0) {
+		execlp(bin, "rblk-initiator", "--cleanup-dev", arg, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+}
+
 static int detach_one(int id, int timeout_s)
 {
 	struct ini_state s;
@@ -348,6 +368,7 @@ static int detach_one(int id, int timeout_s)
 	}
 	if (!ini_state_alive(&s)) {
 		ini_state_remove(id);
+		cleanup_dev(id);
 		if (dev_exists(id)) {
 			fprintf(stderr, "rblkctl detach: /dev/ublkb%d has no server (pid %d gone); stale state removed\n",
 				id, (int)s.pid);
@@ -365,6 +386,7 @@ static int detach_one(int id, int timeout_s)
 			fprintf(stderr, "rblkctl detach: /dev/ublkb%d did not go away\n", id);
 			return 1;
 		}
+		cleanup_dev(id);
 	}
 	ini_state_remove(id);	/* normally the server did; a killed one did not */
 	return 0;
@@ -455,7 +477,7 @@ int rblkctl_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ini_state *list;
-	int json = 0, c, n;
+	int json = ctl_json, c, n;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
