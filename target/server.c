@@ -118,9 +118,11 @@ int tgt_server_listen(struct tgt_server *s)
 		if (ret)
 			return ret;
 	}
-	if (s->cfg.listen_rdma)
-		rblk_warn("listen_rdma = %s: RDMA transport not built yet, ignoring",
-			  s->cfg.listen_rdma);
+	if (s->cfg.listen_rdma) {
+		ret = add_listener(s, &tgt_transport_rdma, s->cfg.listen_rdma);
+		if (ret)
+			return ret;
+	}
 	if (!s->n_listeners)
 		rblk_warn("no listener configured: serving nothing");
 	return 0;

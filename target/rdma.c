@@ -1,0 +1,1064 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Target RDMA transport (librdmacm + libibverbs); docs/rdma.md has the
+ * design.  In short:
+ *
+ * - Main thread: one listening cm_id per listen_rdma address.  A CONNECT
+ *   REQUEST is validated (CM private data), then the connection is built
+ *   there (its own CM event channel via rdma_migrate_id, CQ + completion
+ *   channel, RC QP, receive buffers posted), accepted, and handed to a
+ *   reactor.  Refusals carry a status in the reject's private data.
+ * - Reactor thread: both channel fds are waited on with IORING_OP_POLL_ADD
+ *   in the reactor's io_uring; every work request's wr_id points at a
+ *   struct tgt_event whose done() gets the completion (res = byte count or
+ *   -errno), so completions dispatch like every other reactor event.
+ * - WRITE: inline data is copied out of the capsule; otherwise RDMA READs
+ *   from the initiator's keyed SGL into the request's pool buffer.  READ:
+ *   RDMA WRITE(s) from the pool buffer chained with the response SEND in
+ *   one ibv_post_send.  The reactor's pool is registered with the PD for
+ *   local access only: initiators can never touch target memory.
+ * - A failed transfer (bad rkey, address, length from the initiator) puts
+ *   an RC QP in the error state, so the status cannot be delivered on it:
+ *   that connection (only) is closed.
+ * - Teardown: disconnect (QP to error), drain (marker WRs on both queues
+ *   come back last), then once conn.c dropped its references: cancel the
+ *   two polls, destroy QP, CQ, channel, MRs, PD reference, cm_id, channel.
+ */
+#include "transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+#include "rdma_verbs.h"
+#include "server.h"
+
+#define RX_SIZE		(sizeof(struct rblk_wire_cmd) + \
+			 RBLK_MAX_SGE * sizeof(struct rblk_wire_sge) + RBLK_DEFAULT_INLINE)
+#define RSP_SLOT	32
+#define CTL_SMALL	16		/* control PDU slots of CTL_SMALL_SIZE */
+#define CTL_SMALL_SIZE	128
+#define CTL_BIG		2		/* DISCOVER_RSP sized slots */
+#define CTL_BIG_SIZE	(sizeof(struct rblk_wire_discover_rsp) + \
+			 RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry))
+#define CTL_SLOTS	(CTL_SMALL + CTL_BIG)
+#define CQ_BATCH	32
+#define MAX_DEVS	8
+
+/* One RDMA device as the target uses it: a PD and, per reactor, an MR over
+ * that reactor's buffer pool.  Shared by the listener and its connections,
+ * freed by whoever drops the last reference (any thread). */
+struct rdma_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr **pool_mr;	/* [n_reactors], registered on demand */
+	unsigned n_reactors;
+	atomic_int refs;
+};
+
+struct tgt_listener {
+	struct tgt_server *srv;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct rdma_dev *devs[MAX_DEVS];
+	char addr[160];
+};
+
+struct rx_slot {
+	struct tgt_event ev;
+	struct rdma_conn *rc;
+	uint8_t *buf;
+	uint32_t len;			/* bytes received */
+	struct rx_slot *next;		/* pending FIFO */
+};
+
+struct ctl_slot {
+	struct tgt_event ev;
+	struct rdma_conn *rc;
+	uint8_t *buf;
+	uint32_t size;
+	bool busy;
+};
+
+/* Per tag: the keyed descriptors of the command on that tag. */
+struct tag_sgl {
+	uint16_t n;			/* 0: WRITE data was inline */
+	struct rblk_sge sge[RBLK_MAX_SGE];
+};
+
+struct rdma_conn {
+	struct tgt_conn c;		/* must be first */
+	struct tgt_work work;
+	struct tgt_server *srv;
+	struct rdma_dev *dev;
+	uint32_t pool_lkey;
+	struct rdma_event_channel *cm_ch;
+	struct rdma_cm_id *id;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	unsigned depth;			/* receives posted; LOGIN may not ask more */
+
+	uint8_t *mem;			/* rx slots | rsp slots | ctl slots */
+	struct ibv_mr *mem_mr;
+	struct rx_slot *rx;
+	struct ctl_slot ctl[CTL_SLOTS];
+	unsigned ctl_inflight;
+	struct tag_sgl *sgl;		/* [depth] */
+	struct rx_slot *pend_head, *pend_tail;
+	const uint8_t *cur_pdu;		/* capsule being offered to conn.c */
+
+	struct tgt_event cm_ev, cq_ev, resume_ev;
+	struct tgt_event unsig_ev;	/* unsignaled WRs: only errors show */
+	struct tgt_event drain_send_ev, drain_recv_ev;
+	bool cm_armed, cq_armed, in_handler;
+	bool established, closing, disconnecting, failed, freeing, destroyed;
+	bool resume_queued;
+	int drained;			/* drain markers back (2 = done) */
+};
+
+static void rdma_conn_destroy(struct rdma_conn *rc);
+
+#define RC(cp)		((struct rdma_conn *)(cp))
+#define EV_OWNER(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* ---- devices ----------------------------------------------------------- */
+
+static void dev_put(struct rdma_dev *d)
+{
+	if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
+		return;
+	for (unsigned i = 0; i < d->n_reactors; i++)
+		rblk_rdma_mr_dereg(d->pool_mr[i]);
+	rblk_rdma_pd_free(d->pd);
+	free(d->pool_mr);
+	free(d);
+}
+
+/* Main thread: the device entry for ctx, created on first use. */
+static struct rdma_dev *dev_get(struct tgt_listener *l, struct ibv_context *ctx)
+{
+	struct rdma_dev *d;
+	int i, ret;
+
+	for (i = 0; i < MAX_DEVS && l->devs[i]; i++)
+		if (l->devs[i]->ctx == ctx)
+			goto found;
+	if (i == MAX_DEVS)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->n_reactors = l->srv->n_reactors;
+	d->pool_mr = calloc(d->n_reactors ? d->n_reactors : 1, sizeof(*d->pool_mr));
+	ret = d->pool_mr ? rblk_rdma_pd_alloc(ctx, &d->pd) : -ENOMEM;
+	if (ret) {
+		rblk_err("rdma: %s: cannot allocate a PD: %s",
+			 ibv_get_device_name(ctx->device), strerror(-ret));
+		free(d->pool_mr);
+		free(d);
+		return NULL;
+	}
+	d->ctx = ctx;
+	atomic_init(&d->refs, 1);	/* the listener's */
+	l->devs[i] = d;
+found:
+	atomic_fetch_add(&l->devs[i]->refs, 1);
+	return l->devs[i];
+}
+
+/* Main thread: the MR over reactor r's pool on d (local access only: the
+ * NIC reads and writes it for our own RDMA READ/WRITE; no rkey is ever
+ * handed out). */
+static struct ibv_mr *dev_pool_mr(struct rdma_dev *d, struct tgt_reactor *r)
+{
+	unsigned i = tgt_reactor_id(r);
+	struct tgt_bufpool *pool = tgt_reactor_pool(r);
+	int ret;
+
+	if (i >= d->n_reactors || !pool)
+		return NULL;
+	if (!d->pool_mr[i]) {
+		ret = rblk_rdma_mr_reg(d->pd, tgt_bufpool_base(pool),
+				       tgt_bufpool_size(pool),
+				       IBV_ACCESS_LOCAL_WRITE, &d->pool_mr[i]);
+		if (ret) {
+			rblk_err("rdma: cannot register reactor%u's %zu MiB buffer pool: %s (RLIMIT_MEMLOCK?)",
+				 i, tgt_bufpool_size(pool) >> 20, strerror(-ret));
+			return NULL;
+		}
+	}
+	return d->pool_mr[i];
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static int wc_res(const struct ibv_wc *wc)
+{
+	switch (wc->status) {
+	case IBV_WC_SUCCESS:
+		return (wc->opcode & IBV_WC_RECV) ? (int)wc->byte_len : 0;
+	case IBV_WC_WR_FLUSH_ERR:
+		return -ECANCELED;
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+		return -EACCES;
+	case IBV_WC_LOC_LEN_ERR:
+		return -EMSGSIZE;
+	default:
+		return -EIO;
+	}
+}
+
+static void arm_poll(struct rdma_conn *rc, int fd, struct tgt_event *ev,
+		     bool *armed)
+{
+	struct io_uring_sqe *sqe = tgt_reactor_sqe(rc->c.r);
+
+	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	tgt_sqe_set_event(sqe, ev);
+	*armed = true;
+}
+
+static void cancel_poll(struct rdma_conn *rc, struct tgt_event *ev)
+{
+	struct io_uring_sqe *sqe = tgt_reactor_sqe(rc->c.r);
+
+	io_uring_prep_poll_remove(sqe, (__u64)(uintptr_t)ev);
+	io_uring_sqe_set_data(sqe, NULL);
+}
+
+/* Destroys rc once conn.c is done with it and no poll can fire any more. */
+static void maybe_destroy(struct rdma_conn *rc)
+{
+	if (!rc->freeing || rc->in_handler || rc->destroyed)
+		return;
+	if (rc->cm_armed || rc->cq_armed)
+		return;		/* cancels issued; their CQEs come back here */
+	rdma_conn_destroy(rc);
+}
+
+static void fail_conn(struct rdma_conn *rc, const char *why)
+{
+	if (!rc->failed) {
+		rc->failed = true;
+		rblk_warn("rdma: %s: %s", rc->c.peer, why);
+	}
+	tgt_conn_close(&rc->c, true, why);
+}
+
+static void post_drain(struct rdma_conn *rc)
+{
+	struct ibv_send_wr swr = {
+		.wr_id = (uintptr_t)&rc->drain_send_ev,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = (uintptr_t)&rc->drain_recv_ev };
+	int ret;
+
+	/* The QP is in the error state: these flush, after everything
+	 * posted before them. */
+	ret = rblk_rdma_post_send(rc->id->qp, &swr);
+	if (ret) {
+		rblk_warn("rdma: %s: cannot post send drain marker: %s",
+			  rc->c.peer, strerror(-ret));
+		rc->drained++;
+	}
+	ret = rblk_rdma_post_recv(rc->id->qp, &rwr);
+	if (ret) {
+		rblk_warn("rdma: %s: cannot post recv drain marker: %s",
+			  rc->c.peer, strerror(-ret));
+		rc->drained++;
+	}
+	if (rc->drained == 2)
+		tgt_conn_put(&rc->c);
+}
+
+static void start_disconnect(struct rdma_conn *rc)
+{
+	if (rc->disconnecting)
+		return;
+	rc->disconnecting = true;
+	/* rdma_disconnect moves the QP to error (flushing what is posted)
+	 * and tells the initiator; before ESTABLISHED it can fail. */
+	if (rdma_disconnect(rc->id))
+		rblk_rdma_qp_to_error(rc->id->qp);
+	post_drain(rc);
+}
+
+/* Graceful close: disconnect once every response went out. */
+static void maybe_disconnect(struct rdma_conn *rc)
+{
+	if (rc->closing && !rc->disconnecting && rc->c.nbusy == 0 &&
+	    rc->ctl_inflight == 0)
+		start_disconnect(rc);
+}
+
+static void drain_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, drain_send_ev);
+
+	if (ev != &rc->drain_send_ev)
+		rc = EV_OWNER(ev, struct rdma_conn, drain_recv_ev);
+	if (++rc->drained == 2) {
+		RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: drained", rc->c.peer);
+		tgt_conn_put(&rc->c);	/* the transport's reference */
+	}
+}
+
+static void unsig_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	/* An unsignaled WR only completes when it failed; fail_conn is
+	 * called by the CQ loop for any error already. */
+}
+
+static void handle_cq(struct rdma_conn *rc)
+{
+	struct ibv_wc wc[CQ_BATCH];
+	int n;
+
+	if (rblk_rdma_cq_rearm(rc->cc, rc->cq) < 0)
+		fail_conn(rc, "completion channel failed");
+	do {
+		n = rblk_rdma_poll(rc->cq, CQ_BATCH, wc);
+		if (n < 0) {
+			fail_conn(rc, "ibv_poll_cq failed");
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			struct tgt_event *ev = (struct tgt_event *)(uintptr_t)wc[i].wr_id;
+			int res = wc_res(&wc[i]);
+
+			if (res < 0 && res != -ECANCELED && !rc->failed) {
+				char why[128];
+
+				snprintf(why, sizeof(why), "%s failed: %s",
+					 wc[i].opcode == IBV_WC_RDMA_READ ? "RDMA READ from initiator" :
+					 wc[i].opcode == IBV_WC_RDMA_WRITE ? "RDMA WRITE to initiator" :
+					 (wc[i].opcode & IBV_WC_RECV) ? "receive" : "send",
+					 rblk_rdma_wc_str(wc[i].status));
+				/* The QP is in error now: everything else
+				 * flushes; close this connection only. */
+				rc->failed = true;
+				rblk_warn("rdma: %s: %s", rc->c.peer, why);
+				ev->done(ev, res, wc[i].status);
+				tgt_conn_close(&rc->c, true, why);
+				continue;
+			}
+			ev->done(ev, res, wc[i].status);
+		}
+	} while (n == CQ_BATCH);
+}
+
+static void cq_ready(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cq_ev);
+
+	rc->cq_armed = false;
+	if (!rc->freeing) {
+		rc->in_handler = true;
+		tgt_conn_get(&rc->c);
+		handle_cq(rc);
+		rc->in_handler = false;
+		if (!rc->freeing)
+			arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
+		tgt_conn_put(&rc->c);
+	}
+	maybe_destroy(rc);
+}
+
+static void cm_ready(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cm_ev);
+	struct rdma_cm_event *cme;
+
+	rc->cm_armed = false;
+	if (!rc->freeing) {
+		rc->in_handler = true;
+		tgt_conn_get(&rc->c);
+		while (!rc->freeing && rblk_rdma_get_event(rc->cm_ch, 0, &cme) == 0) {
+			enum rdma_cm_event_type type = cme->event;
+			int status = cme->status;
+
+			rdma_ack_cm_event(cme);
+			RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: %s (%d)", rc->c.peer,
+				 rblk_rdma_event_str(type), status);
+			switch (type) {
+			case RDMA_CM_EVENT_ESTABLISHED:
+				rc->established = true;
+				break;
+			case RDMA_CM_EVENT_DISCONNECTED:
+				tgt_conn_close(&rc->c, true, "initiator disconnected");
+				break;
+			case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+				break;
+			default:
+				tgt_conn_close(&rc->c, true, rblk_rdma_event_str(type));
+				break;
+			}
+		}
+		rc->in_handler = false;
+		if (!rc->freeing)
+			arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
+		tgt_conn_put(&rc->c);
+	}
+	maybe_destroy(rc);
+}
+
+/* ---- receive path -------------------------------------------------------- */
+
+static int post_rx(struct rdma_conn *rc, struct rx_slot *s)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf,
+		.length = RX_SIZE,
+		.lkey = rc->mem_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = (uintptr_t)&s->ev,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return rblk_rdma_post_recv(rc->id->qp, &wr);
+}
+
+/* Remembers the descriptors of a command whose tag is free, for
+ * fetch_data (WRITE) or send_rsp (READ).  conn.c validates it again. */
+static void note_sgl(struct rdma_conn *rc, const uint8_t *buf, uint32_t len)
+{
+	struct rblk_sge sgl[RBLK_MAX_SGE];
+	struct rblk_cmd cmd;
+	struct tgt_conn *c = &rc->c;
+	struct tag_sgl *t;
+
+	if (c->state != TGT_CONN_LIVE ||
+	    rblk_decode_cmd(buf, len, &c->lim, &cmd, sgl) != RBLK_S_OK ||
+	    cmd.tag >= rc->depth || cmd.tag >= c->depth || c->reqs[cmd.tag].busy)
+		return;
+	t = &rc->sgl[cmd.tag];
+	t->n = cmd.inline_len ? 0 : cmd.nsge;
+	memcpy(t->sge, sgl, t->n * sizeof(sgl[0]));
+}
+
+/* Offers one received PDU to conn.c.  Returns 0 when consumed (slot
+ * reposted), -EAGAIN when conn.c is out of buffers (keep it), or -errno
+ * when the connection was closed. */
+static int offer(struct rdma_conn *rc, struct rx_slot *s)
+{
+	struct tgt_conn *c = &rc->c;
+	uint32_t length;
+	uint8_t type;
+	int ret;
+
+	if (rblk_decode_hdr(s->buf, s->len, RX_SIZE, &type, &length) != RBLK_S_OK ||
+	    length != s->len) {
+		fail_conn(rc, "malformed PDU header (closing)");
+		return -EPROTO;
+	}
+	if (type == RBLK_PDU_CMD)
+		note_sgl(rc, s->buf, length);
+	rc->cur_pdu = s->buf;
+	ret = tgt_conn_pdu(c, s->buf, length, length);
+	rc->cur_pdu = NULL;
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret) {
+		tgt_conn_close(c, true, "protocol error");
+		return ret;
+	}
+	if (c->state == TGT_CONN_LIVE && c->depth > rc->depth) {
+		fail_conn(rc, "LOGIN asked for a deeper queue than the RDMA connect");
+		return -EPROTO;
+	}
+	if (!rc->disconnecting && !rc->failed) {
+		ret = post_rx(rc, s);
+		if (ret) {
+			fail_conn(rc, "cannot repost a receive");
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Offers pending PDUs in arrival order until one has to wait again. */
+static void run_pending(struct rdma_conn *rc)
+{
+	while (rc->pend_head && rc->c.state != TGT_CONN_CLOSING) {
+		struct rx_slot *s = rc->pend_head;
+
+		if (offer(rc, s) == -EAGAIN)
+			return;
+		rc->pend_head = s->next;
+		if (!rc->pend_head)
+			rc->pend_tail = NULL;
+	}
+}
+
+static void rx_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rx_slot *s = EV_OWNER(ev, struct rx_slot, ev);
+	struct rdma_conn *rc = s->rc;
+
+	if (res < 0)
+		return;		/* flushed or failed: the CQ loop closes */
+	s->len = (uint32_t)res;
+	s->next = NULL;
+	if (rc->c.state == TGT_CONN_CLOSING && !rc->c.draining)
+		return;
+	if (rc->pend_head) {
+		rc->pend_tail->next = s;
+		rc->pend_tail = s;
+		return;
+	}
+	if (offer(rc, s) == -EAGAIN)
+		rc->pend_head = rc->pend_tail = s;
+}
+
+static void resume_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, resume_ev);
+
+	rc->resume_queued = false;
+	run_pending(rc);
+	tgt_conn_put(&rc->c);
+}
+
+static void rdma_resume(struct tgt_conn *c)
+{
+	struct rdma_conn *rc = RC(c);
+
+	if (rc->resume_queued)
+		return;
+	/* Never re-enter conn.c from its own callback: next loop turn. */
+	rc->resume_queued = true;
+	tgt_conn_get(c);
+	rc->resume_ev.done = resume_done;
+	tgt_reactor_defer(c->r, &rc->resume_ev, 0);
+}
+
+/* ---- data path ------------------------------------------------------------ */
+
+static void data_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_req *req = EV_OWNER(ev, struct tgt_req, ev);
+
+	tgt_req_data_done(req, res < 0 ? res : 0);
+}
+
+static int rdma_fetch_data(struct tgt_req *req)
+{
+	struct rdma_conn *rc = RC(req->conn);
+	struct tag_sgl *t = &rc->sgl[req->tag];
+	struct ibv_send_wr wr[RBLK_MAX_SGE];
+	struct ibv_sge sge[RBLK_MAX_SGE];
+	uint32_t off = 0;
+
+	if (rc->disconnecting || rc->failed)
+		return -ECONNRESET;
+	req->ev.done = data_done;
+	if (t->n == 0) {
+		/* Inline: the data follows the capsule in the receive buffer,
+		 * which conn.c hands us synchronously (cur_pdu). */
+		if (!rc->cur_pdu)
+			return -EINVAL;
+		memcpy(req->buf, rc->cur_pdu + sizeof(struct rblk_wire_cmd),
+		       req->length);
+		tgt_reactor_defer(req->conn->r, &req->ev, 0);
+		return 0;
+	}
+	for (unsigned i = 0; i < t->n; i++) {
+		sge[i] = (struct ibv_sge) {
+			.addr = (uintptr_t)req->buf + off,
+			.length = t->sge[i].length,
+			.lkey = rc->pool_lkey,
+		};
+		wr[i] = (struct ibv_send_wr) {
+			.wr_id = (uintptr_t)&rc->unsig_ev,
+			.next = i + 1 < t->n ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i],
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+		};
+		wr[i].wr.rdma.remote_addr = t->sge[i].addr;
+		wr[i].wr.rdma.rkey = t->sge[i].rkey;
+		off += t->sge[i].length;
+	}
+	/* Only the last is signaled: RC completes them in order. */
+	wr[t->n - 1].wr_id = (uintptr_t)&req->ev;
+	wr[t->n - 1].send_flags = IBV_SEND_SIGNALED;
+	return rblk_rdma_post_send(rc->id->qp, wr);
+}
+
+static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_req *req = EV_OWNER(ev, struct tgt_req, ev);
+	struct tgt_conn *c = req->conn;
+
+	tgt_conn_get(c);
+	tgt_req_sent(req, res < 0 ? res : 0);
+	maybe_disconnect(RC(c));
+	tgt_conn_put(c);
+}
+
+static void rdma_send_rsp(struct tgt_req *req)
+{
+	struct rdma_conn *rc = RC(req->conn);
+	struct tag_sgl *t = &rc->sgl[req->tag];
+	struct ibv_send_wr wr[RBLK_MAX_SGE + 1];
+	struct ibv_sge sge[RBLK_MAX_SGE + 1];
+	uint8_t *slot;
+	unsigned n = 0;
+	uint32_t off = 0;
+	int ret;
+
+	req->ev.done = rsp_sent;
+	if (rc->disconnecting || rc->failed) {
+		tgt_reactor_defer(req->conn->r, &req->ev, -ECONNRESET);
+		return;
+	}
+	if (req->opcode == RBLK_OP_READ && req->status == RBLK_S_OK) {
+		for (; n < t->n; n++) {
+			sge[n] = (struct ibv_sge) {
+				.addr = (uintptr_t)req->buf + off,
+				.length = t->sge[n].length,
+				.lkey = rc->pool_lkey,
+			};
+			wr[n] = (struct ibv_send_wr) {
+				.wr_id = (uintptr_t)&rc->unsig_ev,
+				.next = &wr[n + 1],
+				.sg_list = &sge[n],
+				.num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE,
+			};
+			wr[n].wr.rdma.remote_addr = t->sge[n].addr;
+			wr[n].wr.rdma.rkey = t->sge[n].rkey;
+			off += t->sge[n].length;
+		}
+	}
+	slot = rc->mem + (size_t)rc->depth * RX_SIZE + (size_t)req->tag * RSP_SLOT;
+	memcpy(slot, req->rsp, req->rsp_len);
+	sge[n] = (struct ibv_sge) {
+		.addr = (uintptr_t)slot,
+		.length = req->rsp_len,
+		.lkey = rc->mem_mr->lkey,
+	};
+	wr[n] = (struct ibv_send_wr) {
+		.wr_id = (uintptr_t)&req->ev,
+		.sg_list = &sge[n],
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	/* Data WRITEs and the response in one post: RC delivers them in
+	 * order, so the initiator sees the data before the response. */
+	ret = rblk_rdma_post_send(rc->id->qp, wr);
+	if (ret) {
+		tgt_reactor_defer(req->conn->r, &req->ev, ret);
+		fail_conn(rc, "cannot post a response");
+	}
+}
+
+static void ctl_sent(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct ctl_slot *s = EV_OWNER(ev, struct ctl_slot, ev);
+	struct rdma_conn *rc = s->rc;
+
+	s->busy = false;
+	rc->ctl_inflight--;
+	maybe_disconnect(rc);
+	tgt_conn_put(&rc->c);
+}
+
+static int rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
+{
+	struct rdma_conn *rc = RC(c);
+	struct ctl_slot *s = NULL;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	int ret;
+
+	if (rc->disconnecting || rc->failed)
+		return 0;	/* nobody to tell any more */
+	for (unsigned i = 0; i < CTL_SLOTS; i++) {
+		if (!rc->ctl[i].busy && rc->ctl[i].size >= len) {
+			s = &rc->ctl[i];
+			break;
+		}
+	}
+	if (!s)
+		return -ENOMEM;
+	memcpy(s->buf, pdu, len);
+	sge = (struct ibv_sge) {
+		.addr = (uintptr_t)s->buf,
+		.length = (uint32_t)len,
+		.lkey = rc->mem_mr->lkey,
+	};
+	wr = (struct ibv_send_wr) {
+		.wr_id = (uintptr_t)&s->ev,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	ret = rblk_rdma_post_send(rc->id->qp, &wr);
+	if (ret) {
+		fail_conn(rc, "cannot post a control PDU");
+		return 0;
+	}
+	s->busy = true;
+	rc->ctl_inflight++;
+	tgt_conn_get(c);
+	return 0;
+}
+
+/* ---- connection life -------------------------------------------------------- */
+
+static void rdma_shutdown(struct tgt_conn *c, bool force)
+{
+	struct rdma_conn *rc = RC(c);
+
+	rc->closing = true;
+	rc->pend_head = rc->pend_tail = NULL;
+	if (force)
+		start_disconnect(rc);
+	else
+		maybe_disconnect(rc);
+}
+
+static void rdma_free(struct tgt_conn *c)
+{
+	struct rdma_conn *rc = RC(c);
+
+	rc->freeing = true;
+	if (rc->cm_armed)
+		cancel_poll(rc, &rc->cm_ev);
+	if (rc->cq_armed)
+		cancel_poll(rc, &rc->cq_ev);
+	maybe_destroy(rc);
+}
+
+/* In the order nothing is freed while the device may still use it. */
+static void rdma_conn_destroy(struct rdma_conn *rc)
+{
+	rc->destroyed = true;
+	if (rc->id && rc->id->qp) {
+		if (!rc->disconnecting)
+			rdma_disconnect(rc->id);
+		rblk_rdma_qp_destroy(rc->id);
+	}
+	if (rc->cc)
+		rblk_rdma_cq_rearm(rc->cc, rc->cq);	/* ack what is pending */
+	rblk_rdma_cq_destroy(rc->cc, rc->cq);
+	rblk_rdma_mr_dereg(rc->mem_mr);
+	dev_put(rc->dev);
+	rblk_rdma_id_destroy(rc->id);
+	rblk_rdma_channel_destroy(rc->cm_ch);
+	free(rc->mem);
+	free(rc->rx);
+	free(rc->sgl);
+	free(rc);
+}
+
+/* Reactor thread: takes over a connection the main thread accepted. */
+static void conn_start(struct tgt_reactor *r, struct tgt_work *w)
+{
+	struct rdma_conn *rc = EV_OWNER(w, struct rdma_conn, work);
+	char peer[80];
+	struct sockaddr *sa = rdma_get_peer_addr(rc->id);
+	char ip[64] = "?";
+
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+	snprintf(peer, sizeof(peer), "rdma:%s:%u", ip, ntohs(rdma_get_dst_port(rc->id)));
+	if (tgt_reactor_stopping(r)) {
+		rdma_conn_destroy(rc);
+		return;
+	}
+	tgt_conn_init(&rc->c, &tgt_transport_rdma, rc->srv, r, peer);
+	tgt_conn_get(&rc->c);	/* the transport's, dropped when drained */
+	arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
+	arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: RDMA connection, depth %u",
+		 tgt_reactor_id(r), peer, rc->depth);
+}
+
+static void reject(struct rdma_cm_id *id, int status)
+{
+	uint8_t pd[sizeof(struct rblk_wire_rdma_cm)];
+	struct rblk_rdma_cm p = { .status = (uint16_t)status };
+
+	rblk_encode_rdma_cm(pd, &p);
+	rdma_reject(id, pd, sizeof(pd));
+}
+
+/*
+ * Main thread: builds the connection for a CONNECT_REQUEST (event already
+ * acked), accepts it and hands it to a reactor.  On failure the request is
+ * rejected (NO_RESOURCES) and everything, id included, is destroyed.
+ */
+static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
+		      unsigned depth, uint8_t rd_atom, uint16_t queue_id)
+{
+	struct tgt_reactor *r = tgt_server_pick_reactor(l->srv);
+	struct rblk_rdma_qp_caps caps;
+	struct ibv_device_attr da;
+	struct rdma_conn_param cp;
+	struct rblk_rdma_cm acc;
+	uint8_t pdata[sizeof(struct rblk_wire_rdma_cm)];
+	struct rdma_conn *rc;
+	struct ibv_mr *pool_mr;
+	size_t mem_size;
+	uint8_t *p;
+	int ret, cqe;
+
+	rc = calloc(1, sizeof(*rc));
+	if (!rc) {
+		reject(id, RBLK_S_NO_RESOURCES);
+		rblk_rdma_id_destroy(id);
+		return;
+	}
+	rc->srv = l->srv;
+	rc->depth = depth;
+	rc->dev = dev_get(l, id->verbs);
+	if (!rc->dev || !r)
+		goto out_destroy;
+	pool_mr = dev_pool_mr(rc->dev, r);
+	if (!pool_mr)
+		goto out_destroy;
+	rc->pool_lkey = pool_mr->lkey;
+	if (rblk_ibv_err(ibv_query_device(id->verbs, &da)))
+		goto out_destroy;
+	ret = rblk_rdma_channel_create(&rc->cm_ch);
+	if (ret)
+		goto out_destroy;
+	/* From now on this id's events arrive on the reactor's side. */
+	ret = rblk_cm_err(rdma_migrate_id(id, rc->cm_ch));
+	if (ret) {
+		rblk_err("rdma: rdma_migrate_id: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	rc->id = id;
+	id->context = rc;
+	/* Sends: per request up to max_sge RDMA WRITE/READs + the response,
+	 * plus control PDUs and the drain marker; receives: depth + marker. */
+	caps = (struct rblk_rdma_qp_caps) {
+		.max_send_wr = depth * (RBLK_MAX_SGE + 1) + CTL_SLOTS + 1,
+		.max_recv_wr = depth + 1,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
+	if (caps.max_send_wr > (uint32_t)da.max_qp_wr)
+		caps.max_send_wr = (uint32_t)da.max_qp_wr;
+	cqe = (int)(caps.max_send_wr + caps.max_recv_wr);
+	if (cqe > da.max_cqe)
+		cqe = da.max_cqe;
+	ret = rblk_rdma_cq_create(id->verbs, cqe, rc, &rc->cc, &rc->cq);
+	if (ret) {
+		rblk_err("rdma: ibv_create_cq(%d): %s", cqe, strerror(-ret));
+		goto out_destroy;
+	}
+	ret = rblk_rdma_qp_create(id, rc->dev->pd, rc->cq, rc->cq, NULL, rc, &caps);
+	if (ret) {
+		rblk_err("rdma: rdma_create_qp(depth %u): %s", depth, strerror(-ret));
+		goto out_destroy;
+	}
+	mem_size = (size_t)depth * RX_SIZE + (size_t)depth * RSP_SLOT +
+		   CTL_SMALL * CTL_SMALL_SIZE + CTL_BIG * CTL_BIG_SIZE;
+	rc->mem = aligned_alloc(4096, (mem_size + 4095) & ~(size_t)4095);
+	rc->rx = calloc(depth, sizeof(*rc->rx));
+	rc->sgl = calloc(depth, sizeof(*rc->sgl));
+	if (!rc->mem || !rc->rx || !rc->sgl)
+		goto out_destroy;
+	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, mem_size,
+			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);
+	if (ret)
+		goto out_destroy;
+	rc->unsig_ev.done = unsig_done;
+	rc->drain_send_ev.done = drain_done;
+	rc->drain_recv_ev.done = drain_done;
+	rc->cm_ev.done = cm_ready;
+	rc->cq_ev.done = cq_ready;
+	p = rc->mem + (size_t)depth * (RX_SIZE + RSP_SLOT);
+	for (unsigned i = 0; i < CTL_SLOTS; i++) {
+		rc->ctl[i].ev.done = ctl_sent;
+		rc->ctl[i].rc = rc;
+		rc->ctl[i].buf = p;
+		rc->ctl[i].size = i < CTL_SMALL ? CTL_SMALL_SIZE : CTL_BIG_SIZE;
+		p += rc->ctl[i].size;
+	}
+	for (unsigned i = 0; i < depth; i++) {
+		rc->rx[i].ev.done = rx_done;
+		rc->rx[i].rc = rc;
+		rc->rx[i].buf = rc->mem + (size_t)i * RX_SIZE;
+		ret = post_rx(rc, &rc->rx[i]);
+		if (ret)
+			goto out_destroy;
+	}
+	acc = (struct rblk_rdma_cm) { .queue_id = queue_id, .queue_depth = (uint16_t)depth };
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pdata;
+	cp.private_data_len = (uint8_t)rblk_encode_rdma_cm(pdata, &acc);
+	/* Our RDMA READs in flight: what the initiator can take and we can
+	 * issue; we take no RDMA READs (no remote access to target memory). */
+	cp.initiator_depth = rd_atom < da.max_qp_init_rd_atom ? rd_atom :
+			     (uint8_t)da.max_qp_init_rd_atom;
+	cp.responder_resources = 0;
+	cp.rnr_retry_count = 7;
+	ret = rblk_cm_err(rdma_accept(id, &cp));
+	if (ret) {
+		rblk_warn("rdma: rdma_accept: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	rc->work.fn = conn_start;
+	tgt_reactor_post_work(r, &rc->work);
+	return;
+
+out_destroy:
+	rblk_warn("rdma: %s: refusing connection: out of resources", l->addr);
+	reject(id, RBLK_S_NO_RESOURCES);
+	rblk_rdma_qp_destroy(id);
+	rblk_rdma_cq_destroy(rc->cc, rc->cq);
+	rblk_rdma_mr_dereg(rc->mem_mr);
+	dev_put(rc->dev);
+	rblk_rdma_id_destroy(id);
+	rblk_rdma_channel_destroy(rc->cm_ch);
+	free(rc->mem);
+	free(rc->rx);
+	free(rc->sgl);
+	free(rc);
+}
+
+static void connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	struct rblk_rdma_cm req;
+	unsigned depth;
+	uint8_t rd_atom = ev->param.conn.responder_resources;
+	int st;
+
+	rblk_rdma_id_adopt(id);
+	st = rblk_decode_rdma_cm(ev->param.conn.private_data,
+				 ev->param.conn.private_data_len, &req);
+	if (st == RBLK_S_OK && req.status != RBLK_S_OK)
+		st = RBLK_S_INVALID_FIELD;
+	rdma_ack_cm_event(ev);
+	if (st != RBLK_S_OK) {
+		rblk_warn("rdma: %s: refusing connection: bad private data (%s)",
+			  l->addr, rblk_status_str(st));
+		reject(id, st);
+		rblk_rdma_id_destroy(id);
+		return;
+	}
+	depth = req.queue_depth;
+	if (depth > l->srv->cfg.max_queue_depth)
+		depth = l->srv->cfg.max_queue_depth;
+	build_conn(l, id, depth, rd_atom, req.queue_id);
+}
+
+static int rdma_accept_(struct tgt_listener *l)
+{
+	struct rdma_cm_event *ev;
+	int ret;
+
+	while ((ret = rblk_rdma_get_event(l->ch, 0, &ev)) == 0) {
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			connect_request(l, ev);
+			continue;
+		}
+		rblk_warn("rdma: %s: listener event %s (%d)", l->addr,
+			  rblk_rdma_event_str(ev->event), ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+static int rdma_listen_(struct tgt_server *srv, const char *addr,
+			struct tgt_listener **lp)
+{
+	struct tgt_listener *l;
+	const char *host, *port;
+	char buf[160];
+	int ret;
+
+	if (strlen(addr) >= sizeof(buf)) {
+		rblk_err("listen_rdma = %s: address too long", addr);
+		return -EINVAL;
+	}
+	strcpy(buf, addr);
+	if (rblk_rdma_split_hostport(buf, &host, &port)) {
+		rblk_err("listen_rdma = %s: expected host:port", addr);
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->srv = srv;
+	snprintf(l->addr, sizeof(l->addr), "%s", addr);
+	ret = rblk_rdma_channel_create(&l->ch);
+	if (ret) {
+		rblk_err("listen_rdma = %s: no RDMA CM (%s): is rdma_cm loaded and an RDMA device up?",
+			 addr, strerror(-ret));
+		goto out_free;
+	}
+	ret = rblk_rdma_id_create(l->ch, l, &l->id);
+	if (ret)
+		goto out_channel;
+	ret = rblk_rdma_listen(l->id, host, port, RBLK_DEFAULT_RDMA_PORT, 128);
+	if (ret) {
+		rblk_err("listen_rdma = %s: %s (no RDMA device on that address?)",
+			 addr, strerror(-ret));
+		goto out_id;
+	}
+	rblk_info("listening on rdma %s", addr);
+	*lp = l;
+	return 0;
+
+out_id:
+	rblk_rdma_id_destroy(l->id);
+out_channel:
+	rblk_rdma_channel_destroy(l->ch);
+out_free:
+	free(l);
+	return ret;
+}
+
+static int rdma_listener_fd(struct tgt_listener *l)
+{
+	return l->ch->fd;
+}
+
+static void rdma_unlisten(struct tgt_listener *l)
+{
+	rblk_rdma_id_destroy(l->id);
+	rblk_rdma_channel_destroy(l->ch);
+	/* Connections keep their device (PD, pool MRs) until they go. */
+	for (unsigned i = 0; i < MAX_DEVS; i++)
+		dev_put(l->devs[i]);
+	free(l);
+}
+
+const struct tgt_transport_ops tgt_transport_rdma = {
+	.name = "rdma",
+	.flags = 0,
+	.listen = rdma_listen_,
+	.listener_fd = rdma_listener_fd,
+	.accept = rdma_accept_,
+	.unlisten = rdma_unlisten,
+	.fetch_data = rdma_fetch_data,
+	.send_rsp = rdma_send_rsp,
+	.send_pdu = rdma_send_pdu,
+	.resume = rdma_resume,
+	.shutdown = rdma_shutdown,
+	.free = rdma_free,
+};
