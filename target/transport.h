@@ -88,7 +88,6 @@ struct tgt_transport_ops {
 };
 
 extern const struct tgt_transport_ops tgt_transport_tcp;
-extern const struct tgt_transport_ops tgt_transport_rdma;
 extern const struct tgt_transport_ops tgt_transport_rdma;	/* target/rdma.c */
 
 #endif /* RBLK_TARGET_TRANSPORT_H */
