@@ -11,7 +11,8 @@
 #   FIO_CACHE=DIR                          where fetched trees live
 #
 # Outputs: $(FIO_ENGINE), and $(BUILD)/fio-bin naming the fio binary the
-# engine is tested with (tests/integration/lib.sh reads it).
+# engine is tested with (tests/integration/lib.sh reads it), and
+# $(BUILD)/fio-selfbuilt the fio built from the source tree.
 
 FIO_ENGINE := $(BUILD)/rblk-fio.so
 FIO_CACHE  ?= $(shell [ -w /var/cache ] && echo /var/cache/rblk || echo $(abspath $(BUILD))/fio-cache)
@@ -63,7 +64,7 @@ $(FIO_ENGINE): tools/fio/rblk_engine.c $(FIO_ENGINE_OBJS) $(FIO_STAMP)
 		$(CC) $(FIO_CFLAGS) $(FIO_LDFLAGS) -o $@ tools/fio/rblk_engine.c \
 			$(FIO_ENGINE_OBJS) $(LDLIBS) || exit 1; \
 	else \
-		rm -f $@; \
+		rm -f $@ $(BUILD)/fio-selfbuilt; \
 	fi
 
 # fio built from the same tree: certainly ABI-identical to the engine.  Our
@@ -90,7 +91,8 @@ $(BUILD)/fio-bin: $(FIO_ENGINE) $(FIO_SRC)/fio
 		else \
 			echo "$(abspath $(FIO_SRC))/fio" >$@; \
 		fi; \
+		echo "$(abspath $(FIO_SRC))/fio" >$(BUILD)/fio-selfbuilt; \
 		echo "fio engine $(FIO_ENGINE) is tested with $$(cat $@)"; \
 	else \
-		rm -f $@; \
+		rm -f $@ $(BUILD)/fio-selfbuilt; \
 	fi
