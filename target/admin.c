@@ -159,7 +159,7 @@ static char *error_line(int e, const char *msg)
 	json_object_object_add(o, "ok", json_object_new_boolean(0));
 	json_object_object_add(o, "errno", json_object_new_string(errno_name(e)));
 	json_object_object_add(o, "error", json_object_new_string(msg));
-	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return s;
 }
@@ -213,7 +213,7 @@ char *tgt_admin_handle(struct tgt_admin *a, const char *line, size_t len)
 		rblk_info("admin: %s refused: %s", cmd->name, err);
 		return error_line(-ret, err);
 	}
-	out = strdup(json_object_to_json_string_ext(rsp, JSON_C_TO_STRING_PLAIN));
+	out = strdup(json_object_to_json_string_ext(rsp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(rsp);
 	return out;
 }

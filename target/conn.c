@@ -47,6 +47,10 @@ void tgt_conn_put(struct tgt_conn *c)
 		 c->peer);
 	free(c->reqs);
 	c->reqs = NULL;
+	/* No command is in flight any more: the export may go now. */
+	if (c->sess)
+		tgt_session_close(c->sess);
+	c->sess = NULL;
 	c->ops->free(c);
 }
 
@@ -105,6 +109,8 @@ static void send_err(struct tgt_conn *c, uint32_t tag, int status,
 		 tgt_reactor_id(c->r), c->peer, tag, rblk_opcode_str(opcode),
 		 rblk_status_str(status));
 	tgt_stats_account(&c->stats, opcode, 0, 0, true);
+	if (c->sess)
+		tgt_session_account(c->sess, opcode, 0, 0, true);
 	if (status == RBLK_S_SHUTTING_DOWN)
 		atomic_fetch_add(&c->srv->failed, 1);
 	if (c->ops->send_pdu(c, pdu, n))
@@ -134,6 +140,11 @@ void tgt_req_sent(struct tgt_req *req, int err)
 	tgt_stats_account(&c->stats, req->opcode,
 			  req->status == RBLK_S_OK ? req->length : 0,
 			  now_ns() - req->start_ns, req->status != RBLK_S_OK);
+	if (c->sess)
+		tgt_session_account(c->sess, req->opcode,
+				    req->status == RBLK_S_OK ? req->length : 0,
+				    now_ns() - req->start_ns,
+				    req->status != RBLK_S_OK);
 	if (c->draining) {
 		if (req->status == RBLK_S_SHUTTING_DOWN)
 			atomic_fetch_add(&c->srv->failed, 1);
@@ -247,7 +258,8 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		return 0;
 	}
 	if (st == RBLK_S_OK)
-		st = rblk_check_cmd_range(&cmd, c->vol->size,
+		/* The size granted at LOGIN: a resize shows at the next one. */
+		st = rblk_check_cmd_range(&cmd, c->sess->size,
 					  c->vol->block_size, c->vol->flags);
 	if (st == RBLK_S_OK && c->reqs[cmd.tag].busy)
 		st = RBLK_S_BAD_TAG;
@@ -302,6 +314,12 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 
 /* ---- LOGIN / DISCOVER ----------------------------------------------- */
 
+/* acl.c asks (on this reactor) to drop a session of a deleted volume. */
+static void conn_kick(void *arg)
+{
+	tgt_conn_close(arg, true, "volume deleted by the administrator");
+}
+
 static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 {
 	struct rblk_login_rsp rsp = { .status = RBLK_S_OK };
@@ -320,12 +338,13 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 	st = rblk_decode_login(buf, len, &l);
 	if (st == RBLK_S_OK) {
 		snprintf(c->host, sizeof(c->host), "%s", l.host);
-		vol = tgt_server_find_volume(c->srv, l.volume);
-		if (!vol)
-			st = RBLK_S_NO_SUCH_VOLUME;
+		/* Volume lookup, allow_hosts, secret challenge; takes a
+		 * reference on the export for the session. */
+		st = tgt_acl_login(&c->auth, &l, c->peer, c->r,
+				   tgt_reactor_id(c->r), &c->sess, rsp.nonce);
+		if (st == RBLK_S_OK)
+			vol = c->sess->exp->vol;
 	}
-	if (st == RBLK_S_OK)
-		st = tgt_server_login_check(c->srv, vol, &l, c, rsp.nonce);
 	if (st == RBLK_S_OK) {
 		depth = l.queue_depth;
 		if (depth > c->srv->cfg.max_queue_depth)
@@ -333,24 +352,28 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		if (depth > RBLK_MAX_QUEUE_DEPTH)
 			depth = RBLK_MAX_QUEUE_DEPTH;
 		c->reqs = calloc(depth, sizeof(*c->reqs));
-		if (!c->reqs)
+		if (!c->reqs) {
 			st = RBLK_S_NO_RESOURCES;
+			tgt_session_close(c->sess);
+			c->sess = NULL;
+		}
 	}
 	rsp.status = st;
 	if (st == RBLK_S_OK) {
 		c->vol = vol;
 		c->depth = depth;
 		c->queue_id = l.queue_id;
-		c->session_id = atomic_fetch_add(&c->srv->next_session, 1);
+		c->session_id = c->sess->id;	/* what rblkctl shows */
 		c->lim.queue_depth = depth;
 		c->lim.max_io = RBLK_MAX_IO_SIZE;
 		c->lim.inline_size = RBLK_DEFAULT_INLINE;
 		c->lim.max_sge = RBLK_MAX_SGE;
 		c->lim.tcp = !!(c->ops->flags & TGT_TP_F_INBAND_DATA);
 		c->state = TGT_CONN_LIVE;
+		tgt_session_set_kick(c->sess, conn_kick, c);
 		rsp.queue_depth = depth;
 		rsp.vol_flags = vol->flags;
-		rsp.size = vol->size;
+		rsp.size = c->sess->size;
 		rsp.block_size = vol->block_size;
 		rsp.max_io = RBLK_MAX_IO_SIZE;
 		rsp.inline_size = RBLK_DEFAULT_INLINE;
@@ -397,8 +420,7 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	}
 	st = rblk_decode_discover(buf, len, host);
 	if (st == RBLK_S_OK)
-		n = tgt_server_list_volumes(c->srv, host, ents,
-					    RBLK_DISCOVER_MAX);
+		n = tgt_acl_discover(host, c->peer, ents, RBLK_DISCOVER_MAX);
 	off = rblk_encode_discover_rsp(pdu, st, n);
 	for (unsigned i = 0; i < n; i++)
 		off += rblk_encode_discover_entry(pdu + off, &ents[i]);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "acl.h"
 #include "backend.h"
 #include "reactor.h"
 #include "rblk_proto.h"
@@ -68,6 +69,8 @@ struct tgt_conn {
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;
 	struct tgt_io_stats stats;
+	struct tgt_session *sess;	/* after LOGIN: holds the export (acl.h) */
+	struct tgt_auth_state auth;	/* LOGIN challenge state */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "config.h"
 #include "log.h"
 #include "server.h"
@@ -92,6 +93,7 @@ int main(int argc, char **argv)
 	};
 	const char *conf_path = NULL, *level = NULL, *dbg;
 	struct tgt_server *srv = NULL;
+	struct tgt_admin *admin = NULL;
 	struct tgt_config cfg;
 	char err[512];
 	int check = 0, opt, ret, sfd, rc = 1, sig;
@@ -166,6 +168,22 @@ int main(int argc, char **argv)
 	ret = tgt_server_start_reactors(srv);
 	if (ret)
 		goto out_destroy;
+	/* Admin socket on its own thread (never a reactor); it persists
+	 * changes to conf_path.  Up before the listeners, so a client that
+	 * sees the data port can use rblkctl too. */
+	{
+		struct tgt_admin_params ap = {
+			.config_path = conf_path, .cfg = &srv->cfg,
+		};
+
+		ret = tgt_admin_create(&admin, &ap, err, sizeof(err));
+		if (!ret)
+			ret = tgt_admin_start(admin, err, sizeof(err));
+		if (ret) {
+			rblk_err("%s", err[0] ? err : strerror(-ret));
+			goto out_stop;
+		}
+	}
 	ret = tgt_server_listen(srv);
 	if (ret)
 		goto out_stop;
@@ -179,6 +197,8 @@ int main(int argc, char **argv)
 		rblk_info("%s: stopping (no new connections; draining in-flight I/O)",
 			  strsignal(sig));
 	rc = sig < 0 ? 1 : 0;
+	tgt_admin_destroy(admin);
+	admin = NULL;
 	tgt_server_unlisten(srv);
 	tgt_server_stop_reactors(srv);
 	rblk_info("shutdown: %" PRIu64 " request(s) drained, %" PRIu64 " failed with SHUTTING_DOWN, %u connection(s) left, %" PRIu64 " ms",
@@ -188,6 +208,7 @@ int main(int argc, char **argv)
 	goto out_destroy;
 
 out_stop:
+	tgt_admin_destroy(admin);
 	tgt_server_unlisten(srv);
 	tgt_server_stop_reactors(srv);
 out_destroy:

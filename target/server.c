@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "backend.h"
 #include "conn.h"
 #include "log.h"
@@ -32,25 +33,30 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)getpid() << 32;
 	atomic_init(&s->next_session, (seed & 0xffffffff00000000ull) | 1);
-	s->vols = calloc(s->cfg.n_vols ? s->cfg.n_vols : 1, sizeof(*s->vols));
-	if (!s->vols) {
-		ret = -ENOMEM;
-		goto out_destroy;
+	/* Volumes live in the export registry (acl.c): refcounted, so the
+	 * admin socket can add and delete them while reactors run.  One
+	 * counter slot per reactor, counted the way start_reactors does. */
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		tgt_exports_init(s->cfg.reactors ? s->cfg.reactors :
+				 ncpu > 0 ? (unsigned)ncpu : 1);
 	}
-	for (unsigned i = 0; i < s->cfg.n_vols; i++) {
-		struct tgt_volume *v;
+	ret = tgt_exports_load(&s->cfg, err, errlen);
+	if (ret)
+		goto out_destroy;
+	tgt_exports_lock();
+	for (struct tgt_export *e = tgt_exports_first(); e; e = e->next) {
+		struct tgt_volume *v = e->vol;
 		char fl[96];
 
-		ret = tgt_volume_open(&v, &s->cfg.vols[i], err, errlen);
-		if (ret)
-			goto out_destroy;
-		s->vols[s->n_vols++] = v;
 		rblk_info("volume %s: path %s, size %" PRIu64 " bytes, block %u, backend %s%s, flags %s",
 			  v->name, v->path ? v->path : "(none)", v->size,
 			  v->block_size, v->be->name,
 			  v->fd >= 0 ? (v->direct ? " (O_DIRECT)" : " (buffered)") : "",
 			  tgt_vol_flags_str(v->flags, fl, sizeof(fl)));
 	}
+	tgt_exports_unlock();
 	*sp = s;
 	return 0;
 
@@ -153,12 +159,9 @@ int tgt_server_destroy(struct tgt_server *s)
 	for (unsigned i = 0; i < s->n_reactors; i++)
 		tgt_reactor_destroy(s->reactors[i]);
 	free(s->reactors);
-	for (unsigned i = 0; i < s->n_vols; i++) {
-		r = tgt_volume_close(s->vols[i]);
-		if (r && !ret)
-			ret = r;
-	}
-	free(s->vols);
+	/* Reactors are joined: no session holds an export any more. */
+	tgt_exports_fini();
+	(void)r;
 	tgt_config_free(&s->cfg);
 	pthread_rwlock_destroy(&s->vol_lock);
 	free(s);
@@ -170,47 +173,4 @@ struct tgt_reactor *tgt_server_pick_reactor(struct tgt_server *s)
 	unsigned i = atomic_fetch_add(&s->rr, 1);
 
 	return s->reactors[i % s->n_reactors];
-}
-
-struct tgt_volume *tgt_server_find_volume(struct tgt_server *s,
-					  const char *name)
-{
-	struct tgt_volume *v = NULL;
-
-	pthread_rwlock_rdlock(&s->vol_lock);
-	for (unsigned i = 0; i < s->n_vols; i++) {
-		if (!strcmp(s->vols[i]->name, name)) {
-			v = s->vols[i];
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&s->vol_lock);
-	return v;
-}
-
-unsigned tgt_server_list_volumes(struct tgt_server *s, const char *host,
-				 struct rblk_discover_entry *out, unsigned max)
-{
-	unsigned n = 0;
-
-	pthread_rwlock_rdlock(&s->vol_lock);
-	for (unsigned i = 0; i < s->n_vols && n < max; i++) {
-		struct tgt_volume *v = s->vols[i];
-
-		memset(&out[n], 0, sizeof(out[n]));
-		snprintf(out[n].volume, sizeof(out[n].volume), "%s", v->name);
-		out[n].size = v->size;
-		out[n].vol_flags = v->flags;
-		out[n].block_size = v->block_size;
-		n++;
-	}
-	pthread_rwlock_unlock(&s->vol_lock);
-	return n;
-}
-
-int tgt_server_login_check(struct tgt_server *s, struct tgt_volume *vol,
-			   const struct rblk_login *l, struct tgt_conn *c,
-			   uint8_t nonce[RBLK_NONCE_LEN])
-{
-	return RBLK_S_OK;
 }

@@ -59,28 +59,6 @@ int tgt_server_destroy(struct tgt_server *s);
 /* Next reactor for a new connection (any thread). */
 struct tgt_reactor *tgt_server_pick_reactor(struct tgt_server *s);
 
-/*
- * Looks a volume up by name for LOGIN (reactor thread).  Volumes live until
- * the server is destroyed; the admin helper adds refcounts when it lets
- * them be deleted at run time.
- */
-struct tgt_volume *tgt_server_find_volume(struct tgt_server *s,
-					  const char *name);
-
-/*
- * Copies up to max volumes this host may see into out (DISCOVER); returns
- * the count.
- */
-unsigned tgt_server_list_volumes(struct tgt_server *s, const char *host,
-				 struct rblk_discover_entry *out, unsigned max);
-
-/*
- * Access check at LOGIN, after the volume was found: RBLK_S_OK, or the
- * status to refuse with (ACCESS_DENIED, AUTH_REQUIRED + nonce, ...).
- * Allows everything for now; allowed hosts and secrets plug in here.
- */
-int tgt_server_login_check(struct tgt_server *s, struct tgt_volume *vol,
-			   const struct rblk_login *l, struct tgt_conn *c,
-			   uint8_t nonce[RBLK_NONCE_LEN]);
+/* Volume lookup, discovery and the LOGIN access check live in acl.h. */
 
 #endif /* RBLK_TARGET_SERVER_H */

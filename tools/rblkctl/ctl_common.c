@@ -194,7 +194,7 @@ out_put:
 
 void ctl_print_json(json_object *o)
 {
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE |
 						      JSON_C_TO_STRING_SPACED));
 }
 

@@ -231,7 +231,7 @@ int rblkctl_stats(int argc, char **argv)
 			return 1;
 		}
 		if (ctl_json) {
-			printf("%s\n", json_object_to_json_string_ext(rsp, JSON_C_TO_STRING_PLAIN));
+			printf("%s\n", json_object_to_json_string_ext(rsp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		} else if (!watch) {
 			print_sample(rsp, NULL, 0, false);
 		} else if (prev) {
