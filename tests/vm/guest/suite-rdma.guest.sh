@@ -1,0 +1,228 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of the RDMA suite (tests/vm/suite-rdma.sh): rblk-target
+# listening on TCP and RDMA (Soft-RoCE rxe0), the fio engine and
+# tests/tools/rdma_probe as initiators.  Every data check is fio's crc32c
+# verify; sizes are small because the VM's CPU is emulated.
+. "$(dirname "$0")/lib.sh"
+
+TGT=$RBLK_BUILD/rblk-target
+ENGINE=$RBLK_BUILD/rblk-fio.so
+PROBE=$RBLK_BUILD/tests/tools/rdma_probe
+FIO=$(cat "$RBLK_BUILD/fio-bin" 2>/dev/null || command -v fio)
+RPORT=4421 TPORT=4420
+IP=$(rxe-up) || { echo "rxe-up failed"; IP=; }
+
+# --- helpers -------------------------------------------------------------------
+
+need_rdma() {
+	[ -n "$IP" ] || fail "no Soft-RoCE device (rxe-up failed)"
+	need_build rblk-target rblk-fio.so tests/tools/rdma_probe
+}
+
+# write_conf FILE BACKEND IMG [SIZE]: one volume, TCP and RDMA listeners.
+write_conf() {
+	cat >"$1" <<CONF
+[target]
+listen_tcp = $IP:$TPORT
+listen_rdma = $IP:$RPORT
+reactors = 2
+reactor_buffer_mb = 32
+admin_socket = $CASE_TMP/target.sock
+
+[volume vol0]
+path = $3
+size = ${4:-64M}
+backend = $2
+CONF
+}
+
+# start_tgt CONF: rblk-target in the background (TPID), log in tgt.log;
+# waits until both listeners are up.
+start_tgt() {
+	"$TGT" --config "$1" >>"$CASE_TMP/tgt.log" 2>&1 &
+	TPID=$!
+	wait_until 20 grep -q "listening on rdma" "$CASE_TMP/tgt.log" ||
+		{ cat "$CASE_TMP/tgt.log"; fail "target did not listen on rdma"; }
+}
+
+# stop_tgt: SIGTERM; the target must exit 0 within 10 s.
+stop_tgt() {
+	local i rc
+	kill -TERM "$TPID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$TPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$TPID" 2>/dev/null && { tail -n 20 "$CASE_TMP/tgt.log"; fail "target still running 10 s after SIGTERM"; }
+	wait "$TPID"
+	rc=$?
+	[ "$rc" -eq 0 ] || { tail -n 20 "$CASE_TMP/tgt.log"; fail "target exited $rc after SIGTERM"; }
+}
+
+alive() { kill -0 "$TPID" 2>/dev/null || { tail -n 30 "$CASE_TMP/tgt.log"; fail "target died"; }; }
+
+# fio_ok LOG MIN_READ_KB MIN_WRITE_KB: terse lines show no error and at
+# least that much I/O (a job that silently did nothing cannot pass).
+fio_ok() {
+	awk -F';' -v r="$2" -v w="$3" '
+		$1 == "3" { n++; if ($5 != 0) err = 1; rk += $6; wk += $47 }
+		END {
+			if (!n) { print "no fio result line"; exit 1 }
+			if (err) { print "fio job reported an error"; exit 1 }
+			if (rk < r || wk < w) {
+				printf "too little I/O: read %d KiB (want %d), write %d KiB (want %d)\n", rk, r, wk, w
+				exit 1
+			}
+		}' "$1"
+}
+
+# fio_x TRANSPORT NAME MIN_READ_KB MIN_WRITE_KB FIO-ARGS...
+fio_x() {
+	local tp=$1 name=$2 rk=$3 wk=$4 port=$RPORT out=$CASE_TMP/fio-$2.out rc
+	shift 4
+	[ "$tp" = tcp ] && port=$TPORT
+	timeout 240 "$FIO" --ioengine="$ENGINE" --transport="$tp" --host="$IP" \
+		--port="$port" --volume=vol0 --verify_state_save=0 \
+		--output-format=terse --name="$name" "$@" >"$out" 2>&1
+	rc=$?
+	grep -v '^3;' "$out"
+	[ "$rc" -eq 0 ] || { echo "fio $name exited $rc"; return 1; }
+	fio_ok "$out" "$rk" "$wk"
+}
+
+# --- cases ---------------------------------------------------------------------
+
+# randwrite + verify over RDMA, 4 jobs (4 queue pairs), every block size;
+# 512 B and 4 KiB writes travel inline in the capsule, 64 KiB and 1 MiB
+# writes are RDMA READs over several descriptors (the client splits at
+# 128 KiB), and READs are RDMA WRITEs chained with the response.
+case_fio_verify() {	# BACKEND
+	local be=$1 bs size
+	need_rdma
+	write_conf tgt.conf "$be" "$CASE_TMP/vol.img" 64M
+	start_tgt tgt.conf
+	for bs in 512 4k 64k 1m; do
+		case $bs in 512) size=512k ;; 4k) size=2M ;; 64k) size=4M ;; *) size=8M ;; esac
+		log "bs=$bs size=$size x 4 jobs"
+		fio_x rdma "rw-$bs" 1 1 --rw=randwrite --bs="$bs" --size="$size" \
+			--numjobs=4 --offset_increment=16M --iodepth=16 \
+			--verify=crc32c || fail "fio randwrite+verify bs=$bs ($be) failed"
+	done
+	grep -q "logged in" "$CASE_TMP/tgt.log" || fail "no LOGIN seen in the target log"
+	alive
+	stop_tgt
+}
+
+# Data written over RDMA survives a target restart (SIGTERM, clean exit).
+case_restart() {
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
+	start_tgt tgt.conf
+	fio_x rdma before 0 4096 --rw=write --bs=64k --size=4M \
+		--verify=crc32c --do_verify=0 || fail "write before restart failed"
+	stop_tgt
+	start_tgt tgt.conf
+	fio_x rdma after 4096 0 --rw=write --bs=64k --size=4M \
+		--verify=crc32c --verify_only || fail "data did not survive the restart"
+	stop_tgt
+}
+
+# One volume through both transports at once: each writes and verifies its
+# own half concurrently, then each verifies the half the other wrote.
+case_tcp_and_rdma() {
+	local p1 p2
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
+	start_tgt tgt.conf
+	fio_x tcp w-tcp 0 4096 --rw=randwrite --bs=16k --size=4M --offset=0 \
+		--iodepth=8 --verify=crc32c >tcp.log 2>&1 &
+	p1=$!
+	fio_x rdma w-rdma 0 4096 --rw=randwrite --bs=16k --size=4M --offset=8M \
+		--iodepth=8 --verify=crc32c >rdma.log 2>&1 &
+	p2=$!
+	wait "$p1" || { cat tcp.log; fail "TCP half failed"; }
+	wait "$p2" || { cat rdma.log; fail "RDMA half failed"; }
+	fio_x rdma x-rdma 4096 0 --rw=randwrite --bs=16k --size=4M --offset=0 \
+		--verify=crc32c --verify_only || fail "RDMA does not read what TCP wrote"
+	fio_x tcp x-tcp 4096 0 --rw=randwrite --bs=16k --size=4M --offset=8M \
+		--verify=crc32c --verify_only || fail "TCP does not read what RDMA wrote"
+	alive
+	stop_tgt
+}
+
+# Hostile initiators: each rdma_probe case must see the reaction it
+# expects (reject with a status / error status on a live connection /
+# this connection closed), while a well-behaved fio job on another queue
+# pair keeps verifying, and the target stays up.
+case_hostile() {
+	local c bg nfail=0
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
+	start_tgt tgt.conf
+	fio_x rdma bystander 1 1 --rw=randwrite --bs=4k --size=4M --offset=32M \
+		--iodepth=4 --verify=crc32c --time_based --runtime=20 \
+		--verify_backlog=64 >bystander.log 2>&1 &
+	bg=$!
+	sleep 2
+	for c in $("$PROBE" list | cut -f1); do
+		if timeout 60 "$PROBE" "$IP" "$RPORT" vol0 "$c" >"probe-$c.log" 2>&1; then
+			grep RESULT "probe-$c.log"
+		else
+			cat "probe-$c.log"
+			echo "hostile case $c: unexpected reaction"
+			nfail=$((nfail + 1))
+		fi
+		alive
+	done
+	wait "$bg" || { cat bystander.log; fail "a well-behaved initiator failed during the hostile cases"; }
+	grep -q "remote access error\|RDMA .* failed" "$CASE_TMP/tgt.log" ||
+		{ tail -n 30 "$CASE_TMP/tgt.log"; fail "target logged no RDMA access failure"; }
+	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
+		--verify=crc32c || fail "target unusable after the hostile cases"
+	[ "$nfail" -eq 0 ] || fail "$nfail hostile case(s) did not get the expected reaction"
+	stop_tgt
+}
+
+# rdma resource counts of one process: "QP MR CQ PD" (kernel objects).
+res_counts() {
+	local pid=$1 t out=""
+	for t in qp mr cq pd; do
+		out+="$(rdma resource show "$t" 2>/dev/null | grep -c "pid $pid ") "
+	done
+	echo "$out"
+}
+
+# 200 connect/LOGIN/I-O/disconnect cycles leave the target with the same
+# QPs, MRs, CQs, PDs and file descriptors as before.
+case_cycles() {
+	local before after fd0 fd1
+	need_rdma
+	need_cmd rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
+	start_tgt tgt.conf
+	# Warm-up: each reactor registers its buffer pool on first use.
+	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 || fail "warm-up cycles failed"
+	sleep 1
+	before=$(res_counts "$TPID")
+	fd0=$(ls /proc/"$TPID"/fd | wc -l)
+	log "before: qp mr cq pd = $before, fds $fd0"
+	timeout 400 "$PROBE" "$IP" "$RPORT" vol0 cycles 200 || fail "cycles failed"
+	wait_until 10 test "$(res_counts "$TPID")" = "$before"
+	after=$(res_counts "$TPID")
+	fd1=$(ls /proc/"$TPID"/fd | wc -l)
+	log "after 200 cycles: qp mr cq pd = $after, fds $fd1"
+	rdma resource show 2>/dev/null | sed 's/^/    /'
+	[ "$before" = "$after" ] || fail "RDMA resources leaked: before $before, after $after"
+	[ "$fd0" -eq "$fd1" ] || fail "file descriptors leaked: $fd0 -> $fd1"
+	alive
+	stop_tgt
+}
+
+run_case -t 400 fio-verify-uring case_fio_verify uring
+run_case -t 400 fio-verify-aio case_fio_verify aio
+run_case -t 200 restart-keeps-data case_restart
+run_case -t 200 tcp-and-rdma case_tcp_and_rdma
+run_case -t 300 hostile case_hostile
+run_case -t 500 cycles-no-leak case_cycles
+cases_done
