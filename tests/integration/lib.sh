@@ -86,6 +86,7 @@ write_conf() {
 [target]
 listen_tcp = 127.0.0.1:$PORT
 reactors = 2
+admin_socket = $conf.sock
 
 [volume vol0]
 path = $file
@@ -99,3 +100,9 @@ run_fio() {
 	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
 		--verify_state_save=0 "$@"
 }
+
+# ---- control plane (admin socket) --------------------------------------
+RBLKCTL_BIN=$RBLK_BUILD/rblkctl
+require_rblkctl() { [ -x "$RBLKCTL_BIN" ] || skip "$RBLKCTL_BIN not built"; }
+# ctl CONF ARGS...: rblkctl against the admin socket write_conf gave CONF.
+ctl() { local conf=$1; shift; "$RBLKCTL_BIN" --socket "$conf.sock" "$@"; }

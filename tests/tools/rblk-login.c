@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * LOGIN probe for control-plane tests, on librblkclient:
+ *
+ *   rblk-login [options] HOST PORT VOLUME
+ *     --host NAME     host name to log in as (default: hostname)
+ *     --secret FILE   secret file for the HMAC challenge
+ *     --io N          N 4 KiB writes + read-back compares at the start
+ *     --hold SECS     stay logged in SECS seconds, then do one more I/O
+ *                     (shows whether the target dropped the session)
+ *     --offset OFF    byte offset of the I/O (default 0)
+ *
+ * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
+ * or "ERR errno=E <reason>".  Exit 0 when the login (and I/O) worked, 1
+ * when the login was refused, 3 when an I/O failed (incl. after --hold).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rblk_client.h"
+
+static int one_io(struct rblk_queue *q, int op, uint64_t off, void *buf)
+{
+	struct rblk_io io = { .opcode = op, .offset = off, .length = 4096, .buf = buf };
+	struct rblk_io *done;
+	int n;
+
+	if (rblk_queue_submit(q, &io))
+		return -EIO;
+	n = rblk_queue_reap(q, &done, 1, 1, 10000);
+	if (n != 1)
+		return n < 0 ? n : -ETIMEDOUT;
+	if (done->status)
+		return done->error ? done->error : -EIO;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "host", required_argument, NULL, 'H' },
+		{ "secret", required_argument, NULL, 's' },
+		{ "io", required_argument, NULL, 'i' },
+		{ "hold", required_argument, NULL, 'w' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4 };
+	struct rblk_volume_info vi;
+	struct rblk_queue *q;
+	unsigned nio = 0, hold = 0;
+	uint64_t off = 0;
+	char err[256] = "";
+	static uint8_t wbuf[4096], rbuf[4096];
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'H': o.hostname = optarg; break;
+		case 's': o.secret_file = optarg; break;
+		case 'i': nio = strtoul(optarg, NULL, 0); break;
+		case 'w': hold = strtoul(optarg, NULL, 0); break;
+		case 'o': off = strtoull(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (argc - optind != 3) {
+		fprintf(stderr, "usage: rblk-login [options] HOST PORT VOLUME\n");
+		return 2;
+	}
+	o.host = argv[optind];
+	o.port = argv[optind + 1];
+	o.volume = argv[optind + 2];
+	ret = rblk_queue_open(&o, &q, &vi, err, sizeof(err));
+	if (ret) {
+		printf("ERR errno=%d %s\n", -ret, err);
+		return 1;
+	}
+	printf("OK size=%" PRIu64 " session=%" PRIu64, vi.size, vi.session_id);
+	for (unsigned i = 0; i < nio; i++) {
+		memset(wbuf, (int)(i + 1), sizeof(wbuf));
+		ret = one_io(q, RBLK_OP_WRITE, off, wbuf);
+		if (!ret)
+			ret = one_io(q, RBLK_OP_READ, off, rbuf);
+		if (ret || memcmp(wbuf, rbuf, sizeof(rbuf))) {
+			printf(" io=FAIL(%s)\n", ret ? strerror(-ret) : "data mismatch");
+			rblk_queue_close(q);
+			return 3;
+		}
+	}
+	if (nio)
+		printf(" io=%u", nio);
+	fflush(stdout);
+	if (hold) {
+		sleep(hold);
+		ret = one_io(q, RBLK_OP_READ, off, rbuf);
+		printf(" after-hold=%s", ret ? "ERR" : "ok");
+	}
+	printf("\n");
+	rblk_queue_close(q);
+	return ret ? 3 : 0;
+}
