@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -90,7 +92,14 @@ static void export_put(struct tgt_export *e)
 
 int tgt_exports_init(unsigned n_reactors)
 {
+	uint64_t seed = 0;
+
 	reg_reactors = n_reactors ? n_reactors : 1;
+	/* Ids start at a random point so logs of two runs do not show the
+	 * same id for different sessions. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)getpid() << 32;
+	next_session_id = (seed & 0xffffffff00000000ull) | 1;
 	return 0;
 }
 
