@@ -312,8 +312,10 @@ static void parse(struct tcp_conn *tc)
 			return;
 		}
 		if (ret < 0) {
+			/* conn.c logged the protocol error it found */
 			if (ret != -ECONNABORTED)
-				tgt_conn_close(&tc->c, true, "protocol error");
+				tgt_conn_close(&tc->c, true, ret == -EPROTO ? NULL :
+					       "out of memory");
 			return;
 		}
 		tc->rhead += need;

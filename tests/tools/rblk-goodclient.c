@@ -10,6 +10,7 @@
  *                     lost connection is then the expected end (SIGTERM test)
  *     --check-only    read the region and verify the pattern of --pass P
  *     --pass P        pattern generation to write/check (default: 1, 2, ...)
+ *   SIGTERM/SIGINT end the run after the current pass (with the verdict).
  *
  * Each pass writes the whole region in 64 KiB chunks (random order, up to
  * depth in flight) with a pattern derived from (pass, offset), flushes,
@@ -22,6 +23,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +31,14 @@
 #include "rblk_client.h"
 
 #define CHUNK	(64u << 10)
+
+/* SIGTERM/SIGINT: finish the current pass, report, exit. */
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
 
 static uint64_t now_ms(void)
 {
@@ -199,6 +209,8 @@ int main(int argc, char **argv)
 	co.volume = argv[optind + 2];
 	co.hostname = "goodclient";
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
 	ret = rblk_queue_open(&co, &q, &info, err, sizeof(err));
 	if (ret) {
 		printf("goodclient: login failed: %s\n", err);
@@ -232,7 +244,7 @@ int main(int argc, char **argv)
 			if (ret)
 				break;
 			passes++;
-		} while (now_ms() < t_end || hammer);
+		} while (!stop && (now_ms() < t_end || hammer));
 	}
 	if (hammer) {
 		/* The end we expect: the target stopped and closed us.  I/O

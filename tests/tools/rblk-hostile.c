@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hostile TCP client: sends one chosen bad PDU (or sequence) to a target
+ * and checks that the answer is what docs/protocol.md demands, an error
+ * status or a closed connection, and that the target still serves a fresh
+ * LOGIN afterwards.
+ *
+ *   rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S]
+ *
+ * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
+ * one verdict line per case; exit 0 when every case was answered as the
+ * protocol demands, 1 otherwise, 2 for usage errors.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rblk_proto.h"
+
+static const char *g_host, *g_port, *g_vol;
+static unsigned g_garbage_bytes = 4096;
+static unsigned g_seed = 1;
+
+/* ---- socket helpers ------------------------------------------------- */
+
+static int dial(void)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+	int fd, one = 1;
+
+	if (getaddrinfo(g_host, g_port, &hints, &res))
+		return -1;
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Reads exactly len bytes within timeout_ms.  1 = got them, 0 = the
+ * connection closed (EOF or reset), -1 = timeout. */
+static int recv_exact(int fd, void *buf, size_t len, int timeout_ms)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -1;
+		n = recv(fd, p, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		p += n;
+		len -= n;
+	}
+	return 1;
+}
+
+/* Waits until the target closes the connection, skipping whatever it
+ * sends.  true if it closed within timeout_ms. */
+static bool wait_closed(int fd, int timeout_ms)
+{
+	uint8_t junk[4096];
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return false;
+		n = recv(fd, junk, sizeof(junk), 0);
+		if (n <= 0)
+			return true;
+	}
+}
+
+/* ---- protocol helpers ------------------------------------------------ */
+
+static int login(int fd, const char *vol, unsigned depth,
+		 struct rblk_login_rsp *rsp)
+{
+	struct rblk_login l = { .queue_depth = depth };
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	int r;
+
+	snprintf(l.volume, sizeof(l.volume), "%s", vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	if (send_all(fd, pdu, rblk_encode_login(pdu, &l)))
+		return -1;
+	r = recv_exact(fd, buf, sizeof(buf), 3000);
+	if (r <= 0)
+		return -1;
+	return rblk_decode_login_rsp(buf, sizeof(buf), rsp) == RBLK_S_OK ? 0 : -1;
+}
+
+static int dial_login(struct rblk_login_rsp *rsp)
+{
+	int fd = dial();
+
+	if (fd < 0) {
+		printf("  cannot connect\n");
+		return -1;
+	}
+	if (login(fd, g_vol, 8, rsp) || rsp->status != RBLK_S_OK) {
+		printf("  LOGIN to %s failed\n", g_vol);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static size_t make_cmd(void *buf, uint8_t op, uint8_t flags, uint32_t tag,
+		       uint64_t off, uint32_t len, uint32_t inline_len)
+{
+	struct rblk_cmd c = {
+		.opcode = op, .flags = flags, .tag = tag, .offset = off,
+		.length = len,
+	};
+
+	return rblk_encode_cmd(buf, &c, sizeof(struct rblk_wire_cmd) + inline_len);
+}
+
+/*
+ * Reads one RSP (and the READ data it announces).  Returns 1 with *rsp
+ * filled, 0 when closed, -1 on timeout, -2 when the RSP itself is bad.
+ */
+static int read_rsp(int fd, struct rblk_rsp *rsp, int timeout_ms)
+{
+	uint8_t hdr[sizeof(struct rblk_wire_rsp)];
+	uint32_t len;
+	uint8_t type;
+	int r = recv_exact(fd, hdr, sizeof(hdr), timeout_ms);
+
+	if (r <= 0)
+		return r;
+	if (rblk_decode_hdr(hdr, sizeof(hdr), RBLK_MAX_PDU, &type, &len) != RBLK_S_OK ||
+	    type != RBLK_PDU_RSP)
+		return -2;
+	if (rblk_decode_rsp(hdr, sizeof(hdr), rsp) != RBLK_S_OK)
+		return -2;
+	if (len > sizeof(hdr)) {	/* READ data: checked by decode, skipped */
+		uint8_t *data = malloc(len - sizeof(hdr));
+
+		r = recv_exact(fd, data, len - sizeof(hdr), timeout_ms);
+		free(data);
+		if (r <= 0)
+			return r;
+	}
+	return 1;
+}
+
+static void show(int r, const struct rblk_rsp *rsp)
+{
+	if (r == 1)
+		printf("  got: status %s tag %u value %llu\n",
+		       rblk_status_str(rsp->status), rsp->tag,
+		       (unsigned long long)rsp->value);
+	else
+		printf("  got: %s\n", r == 0 ? "closed" : r == -1 ? "nothing (timeout)"
+							     : "malformed RSP");
+}
+
+/* Expects an RSP with status st (and tag when tag >= 0). */
+static bool expect_status(int fd, int st, int64_t tag)
+{
+	struct rblk_rsp rsp;
+	int r = read_rsp(fd, &rsp, 3000);
+
+	show(r, &rsp);
+	if (r != 1)
+		return false;
+	if (rsp.status != st) {
+		printf("  want status %s\n", rblk_status_str(st));
+		return false;
+	}
+	if (tag >= 0 && rsp.tag != (uint32_t)tag) {
+		printf("  want tag %lld\n", (long long)tag);
+		return false;
+	}
+	return true;
+}
+
+/* The connection still works: a FLUSH right after is answered OK. */
+static bool still_serves(int fd, uint32_t tag)
+{
+	uint8_t cmd[64];
+
+	if (send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, tag, 0, 0, 0)))
+		return false;
+	printf("  follow-up FLUSH:\n");
+	return expect_status(fd, RBLK_S_OK, tag);
+}
+
+static bool expect_closed(int fd)
+{
+	bool closed = wait_closed(fd, 3000);
+
+	printf("  got: %s\n", closed ? "closed" : "connection left open");
+	return closed;
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+static bool case_truncated(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	int fd = dial_login(&lr), r;
+	struct rblk_rsp rsp;
+
+	if (fd < 0)
+		return false;
+	make_cmd(cmd, RBLK_OP_READ, 0, 1, 0, 4096, 0);
+	send_all(fd, cmd, 30);	/* capsule cut short */
+	r = read_rsp(fd, &rsp, 500);
+	show(r, &rsp);
+	close(fd);
+	/* The target must wait for the rest, not act on half a capsule. */
+	return r == -1;
+}
+
+static bool case_truncated_write(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t *pdu = calloc(1, 64 + 65536);
+	int fd = dial_login(&lr), r;
+	struct rblk_rsp rsp;
+
+	if (fd < 0)
+		return false;
+	make_cmd(pdu, RBLK_OP_WRITE, 0, 2, lr.size / 2, 65536, 65536);
+	send_all(fd, pdu, 64 + 1000);	/* payload cut short, then gone */
+	r = read_rsp(fd, &rsp, 500);
+	show(r, &rsp);
+	close(fd);
+	free(pdu);
+	return r == -1;
+}
+
+static bool case_oversized(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	make_cmd(cmd, RBLK_OP_WRITE, 0, 1, 0, 4096, 0);
+	memcpy(cmd + 4, &(uint32_t){ htole32(0xfffffff0u) }, 4);
+	send_all(fd, cmd, sizeof(cmd));
+	ok = expect_closed(fd);	/* [V5]: closed before reading the body */
+	close(fd);
+	return ok;
+}
+
+static bool simple_status(uint8_t op, uint8_t flags, uint32_t tag, uint64_t off,
+			  uint32_t len, uint32_t inl, int want, int64_t want_tag,
+			  void (*mangle)(uint8_t *cmd), bool follow_up)
+{
+	struct rblk_login_rsp lr;
+	uint8_t *pdu = calloc(1, 64 + inl);
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0) {
+		free(pdu);
+		return false;
+	}
+	if (off == UINT64_MAX - 1)
+		off = lr.size;			/* "at the end" */
+	else if (off == UINT64_MAX - 2)
+		off = lr.size - 512;		/* "straddles the end" */
+	if (tag == UINT32_MAX - 1)
+		tag = lr.queue_depth;		/* first invalid tag */
+	if (want_tag == -2)
+		want_tag = tag;
+	make_cmd(pdu, op, flags, tag, off, len, inl);
+	if (mangle)
+		mangle(pdu);
+	send_all(fd, pdu, 64 + inl);
+	ok = expect_status(fd, want, want_tag);
+	if (ok && follow_up)
+		ok = still_serves(fd, 0);
+	close(fd);
+	free(pdu);
+	return ok;
+}
+
+static bool case_out_of_range(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 3, UINT64_MAX - 1, 4096, 0,
+			     RBLK_S_OUT_OF_RANGE, -2, NULL, true) &&
+	       simple_status(RBLK_OP_READ, 0, 3, UINT64_MAX - 511, 512, 0,
+			     RBLK_S_OUT_OF_RANGE, -2, NULL, true);
+}
+
+static bool case_beyond_end(void)
+{
+	/* Straddling writes carry their payload: it must be skipped. */
+	return simple_status(RBLK_OP_READ, 0, 4, UINT64_MAX - 2, 1024, 0,
+			     RBLK_S_OUT_OF_RANGE, -2, NULL, true) &&
+	       simple_status(RBLK_OP_WRITE, 0, 4, UINT64_MAX - 2, 8192, 8192,
+			     RBLK_S_OUT_OF_RANGE, -2, NULL, true);
+}
+
+static bool case_misaligned(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 1, 100, 4096, 0,
+			     RBLK_S_MISALIGNED, -2, NULL, true);
+}
+
+static void set_version(uint8_t *c) { c[1] = 2; }
+static void set_hdr_rsvd(uint8_t *c) { c[2] = 1; }
+static void set_rsvd0(uint8_t *c) { c[28] = 1; }
+static void set_rsvd(uint8_t *c) { c[40] = 0x80; }
+static void set_opcode(uint8_t *c) { c[8] = 9; }
+static void set_nsge(uint8_t *c) { c[10] = 0xff; c[11] = 0xff; }
+
+static bool case_bad_opcode(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 5, 0, 4096, 0,
+			     RBLK_S_INVALID_OPCODE, -2, set_opcode, true);
+}
+
+static bool case_reserved(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 6, 0, 4096, 0,
+			     RBLK_S_INVALID_FIELD, -2, set_rsvd0, true) &&
+	       simple_status(RBLK_OP_READ, 0, 6, 0, 4096, 0,
+			     RBLK_S_INVALID_FIELD, -2, set_rsvd, true) &&
+	       /* FUA on a READ is a flag not allowed for the opcode */
+	       simple_status(RBLK_OP_READ, RBLK_CMD_F_FUA, 6, 0, 4096, 0,
+			     RBLK_S_INVALID_FIELD, -2, NULL, true) &&
+	       simple_status(RBLK_OP_WRITE, 0x80, 6, 0, 512, 512,
+			     RBLK_S_INVALID_FIELD, -2, NULL, true);
+}
+
+static bool case_bad_tag(void)
+{
+	return simple_status(RBLK_OP_READ, 0, UINT32_MAX - 1, 0, 4096, 0,
+			     RBLK_S_BAD_TAG, -2, NULL, true) &&
+	       simple_status(RBLK_OP_FLUSH, 0, 0xdeadbeef, 0, 0, 0,
+			     RBLK_S_BAD_TAG, 0xdeadbeef, NULL, true);
+}
+
+static bool case_huge_nsge(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 7, 0, 4096, 0,
+			     RBLK_S_TOO_LARGE, -2, set_nsge, true);
+}
+
+static bool case_write_no_data(void)
+{
+	/* [V24]: on TCP a WRITE must carry its data in-band */
+	return simple_status(RBLK_OP_WRITE, 0, 1, 0, 4096, 0,
+			     RBLK_S_INVALID_FIELD, -2, NULL, true);
+}
+
+static bool case_too_large_io(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 1, 0, RBLK_MAX_IO_SIZE + 512, 0,
+			     RBLK_S_TOO_LARGE, -2, NULL, true);
+}
+
+static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login)
+{
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	int fd = do_login ? dial_login(&lr) : dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	make_cmd(cmd, RBLK_OP_READ, 0, 1, 0, 4096, 0);
+	if (mangle)
+		mangle(cmd);
+	send_all(fd, cmd, sizeof(cmd));
+	ok = expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+static bool case_bad_version(void)
+{
+	return closes_after(set_version, true) && closes_after(set_version, false);
+}
+
+static bool case_hdr_reserved(void)
+{
+	return closes_after(set_hdr_rsvd, true);
+}
+
+static bool case_cmd_before_login(void)
+{
+	return closes_after(NULL, false);
+}
+
+static bool case_wrong_type(void)
+{
+	struct rblk_login_rsp lr;
+	struct rblk_rsp rsp = { .tag = 1 };
+	uint8_t pdu[64];
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	/* a RSP sent to the target */
+	send_all(fd, pdu, rblk_encode_rsp(pdu, &rsp, 0));
+	ok = expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+static bool case_second_login(void)
+{
+	struct rblk_login_rsp lr;
+	struct rblk_login l = { .queue_depth = 4 };
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	snprintf(l.volume, sizeof(l.volume), "%s", g_vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	ok = expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+static bool login_refused(const char *vol, void (*mangle)(uint8_t *), int want)
+{
+	struct rblk_login l = { .queue_depth = 4 };
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp rsp;
+	int fd = dial(), r;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	snprintf(l.volume, sizeof(l.volume), "%s", vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	rblk_encode_login(pdu, &l);
+	if (mangle)
+		mangle(pdu);
+	send_all(fd, pdu, sizeof(pdu));
+	r = recv_exact(fd, buf, sizeof(buf), 3000);
+	if (r == 1 && rblk_decode_login_rsp(buf, sizeof(buf), &rsp) == RBLK_S_OK) {
+		printf("  got: LOGIN_RSP %s\n", rblk_status_str(rsp.status));
+		ok = rsp.status == want && expect_closed(fd);
+	} else {
+		printf("  got: %s\n", r == 0 ? "closed" : "no/garbled LOGIN_RSP");
+		ok = false;
+	}
+	close(fd);
+	return ok;
+}
+
+static void bad_magic(uint8_t *p) { p[8] ^= 0xff; }
+static void bad_name(uint8_t *p) { memset(p + 24, 'x', RBLK_NAME_MAX); }
+static void zero_depth(uint8_t *p) { p[14] = p[15] = 0; }
+
+static bool case_login_bad(void)
+{
+	return login_refused("no-such-volume", NULL, RBLK_S_NO_SUCH_VOLUME) &&
+	       login_refused(g_vol, bad_magic, RBLK_S_INVALID_FIELD) &&
+	       login_refused(g_vol, bad_name, RBLK_S_INVALID_FIELD) &&
+	       login_refused(g_vol, zero_depth, RBLK_S_INVALID_FIELD);
+}
+
+static bool case_ctrl_too_long(void)
+{
+	struct rblk_login l = { .queue_depth = 4 };
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	int fd = dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	snprintf(l.volume, sizeof(l.volume), "%s", g_vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	rblk_encode_login(pdu, &l);
+	memcpy(pdu + 4, &(uint32_t){ htole32(1u << 20) }, 4);
+	send_all(fd, pdu, sizeof(pdu));
+	ok = expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+static bool case_dup_tag(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t two[128];
+	struct rblk_rsp rsp;
+	int fd = dial_login(&lr), r, got_ok = 0, got_bad = 0;
+
+	if (fd < 0)
+		return false;
+	/* Two 1 MiB READs with tag 5 in one segment: the second is parsed
+	 * while the first is still at the disk. */
+	make_cmd(two, RBLK_OP_READ, 0, 5, 0, 1u << 20, 0);
+	make_cmd(two + 64, RBLK_OP_READ, 0, 5, 1u << 20, 1u << 20, 0);
+	send_all(fd, two, sizeof(two));
+	for (int i = 0; i < 2; i++) {
+		r = read_rsp(fd, &rsp, 3000);
+		show(r, &rsp);
+		if (r != 1 || rsp.tag != 5)
+			break;
+		got_ok += rsp.status == RBLK_S_OK;
+		got_bad += rsp.status == RBLK_S_BAD_TAG;
+	}
+	r = got_ok == 1 && got_bad == 1 && still_serves(fd, 0);
+	close(fd);
+	return r;
+}
+
+static bool case_garbage(void)
+{
+	uint8_t *junk = malloc(g_garbage_bytes);
+	bool ok;
+	int fd;
+
+	srand(g_seed);
+	for (unsigned i = 0; i < g_garbage_bytes; i++)
+		junk[i] = rand();
+	junk[1] = 0x77;		/* never a valid version */
+	fd = dial();
+	if (fd < 0) {
+		free(junk);
+		return false;
+	}
+	send_all(fd, junk, g_garbage_bytes);
+	if (g_garbage_bytes < sizeof(struct rblk_wire_hdr)) {
+		/* Not even a header yet: the target must wait for more. */
+		ok = !wait_closed(fd, 500);
+		printf("  got: %s\n", ok ? "nothing (waiting for a header)" : "closed");
+	} else {
+		ok = expect_closed(fd);
+	}
+	close(fd);
+	free(junk);
+	return ok;
+}
+
+static bool case_garbage_after_login(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t *junk = malloc(g_garbage_bytes);
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0) {
+		free(junk);
+		return false;
+	}
+	srand(g_seed + 1);
+	for (unsigned i = 0; i < g_garbage_bytes; i++)
+		junk[i] = rand();
+	junk[1] = 0;	/* version 0: bad */
+	send_all(fd, junk, g_garbage_bytes);
+	ok = expect_closed(fd);
+	close(fd);
+	free(junk);
+	return ok;
+}
+
+static bool case_flood_no_read(void)
+{
+	/* Many bad commands while never reading: the target must bound
+	 * what it queues and not stall others (checked by the caller's
+	 * good client); we then read everything back. */
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	struct rblk_rsp rsp;
+	int fd = dial_login(&lr), r, n = 0;
+
+	if (fd < 0)
+		return false;
+	make_cmd(cmd, RBLK_OP_READ, 0, 1, 100, 4096, 0);	/* misaligned */
+	for (int i = 0; i < 20000; i++)
+		if (send_all(fd, cmd, sizeof(cmd)))
+			break;
+	while ((r = read_rsp(fd, &rsp, 2000)) == 1 &&
+	       rsp.status == RBLK_S_MISALIGNED)
+		n++;
+	printf("  got: %d MISALIGNED answers\n", n);
+	close(fd);
+	return n == 20000;
+}
+
+struct hcase {
+	const char *name;
+	bool (*fn)(void);
+};
+
+static const struct hcase cases[] = {
+	{ "truncated", case_truncated },
+	{ "truncated-write", case_truncated_write },
+	{ "oversized", case_oversized },
+	{ "out-of-range", case_out_of_range },
+	{ "beyond-end", case_beyond_end },
+	{ "misaligned", case_misaligned },
+	{ "bad-version", case_bad_version },
+	{ "hdr-reserved", case_hdr_reserved },
+	{ "bad-opcode", case_bad_opcode },
+	{ "reserved", case_reserved },
+	{ "bad-tag", case_bad_tag },
+	{ "dup-tag", case_dup_tag },
+	{ "huge-nsge", case_huge_nsge },
+	{ "too-large-io", case_too_large_io },
+	{ "write-no-data", case_write_no_data },
+	{ "cmd-before-login", case_cmd_before_login },
+	{ "wrong-type", case_wrong_type },
+	{ "second-login", case_second_login },
+	{ "login-bad", case_login_bad },
+	{ "ctrl-too-long", case_ctrl_too_long },
+	{ "garbage", case_garbage },
+	{ "garbage-after-login", case_garbage_after_login },
+	{ "flood-no-read", case_flood_no_read },
+};
+
+static bool run_case(const struct hcase *c)
+{
+	struct rblk_login_rsp lr;
+	bool ok;
+	int fd;
+
+	printf("case %s:\n", c->name);
+	fflush(stdout);
+	ok = c->fn();
+	/* Whatever happened, the target must still take a fresh LOGIN. */
+	fd = dial_login(&lr);
+	if (fd < 0) {
+		printf("  target no longer serves LOGIN\n");
+		ok = false;
+	} else {
+		close(fd);
+	}
+	printf("case %s: %s\n", c->name, ok ? "ok" : "FAILED");
+	fflush(stdout);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	const unsigned n = sizeof(cases) / sizeof(cases[0]);
+	bool all_ok = true, found = false;
+	const char *which;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S]\n");
+		return 2;
+	}
+	g_host = argv[1];
+	g_port = argv[2];
+	g_vol = argv[3];
+	which = argv[4];
+	for (int i = 5; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--bytes"))
+			g_garbage_bytes = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--seed"))
+			g_seed = strtoul(argv[i + 1], NULL, 0);
+	}
+	if (!g_garbage_bytes)
+		g_garbage_bytes = 1;
+	if (!strcmp(which, "list")) {
+		for (unsigned i = 0; i < n; i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (strcmp(which, "all") && strcmp(which, cases[i].name))
+			continue;
+		found = true;
+		if (!run_case(&cases[i]))
+			all_ok = false;
+	}
+	if (!found) {
+		fprintf(stderr, "rblk-hostile: unknown case %s (try 'list')\n", which);
+		return 2;
+	}
+	return all_ok ? 0 : 1;
+}
