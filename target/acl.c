@@ -99,7 +99,7 @@ int tgt_exports_init(unsigned n_reactors)
 	 * same id for different sessions. */
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)getpid() << 32;
-	next_session_id = (seed & 0xffffffff00000000ull) | 1;
+	next_session_id = (seed & 0x3fffffff00000000ull) | 1;	/* JSON int64 */
 	return 0;
 }
 
