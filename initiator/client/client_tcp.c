@@ -83,6 +83,30 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	return 0;
 }
 
+/*
+ * A target host that vanishes (power loss, partition) sends no FIN or RST:
+ * without these a reap with no timeout would wait forever.  Keepalive
+ * notices an idle dead peer in about KEEP_IDLE + KEEP_CNT * KEEP_INTVL
+ * seconds; TCP_USER_TIMEOUT bounds how long sent data may stay unacked.
+ * A live target with slow disks still ACKs, so neither fires on it.
+ */
+#define KEEP_IDLE	10
+#define KEEP_INTVL	5
+#define KEEP_CNT	3
+
+static void set_dead_peer_timers(int fd)
+{
+	int on = 1, idle = KEEP_IDLE, intvl = KEEP_INTVL, cnt = KEEP_CNT;
+	unsigned user_timeout = SEND_STALL_MS;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout,
+		   sizeof(user_timeout));
+}
+
 static int connect_one(const struct addrinfo *ai, int timeout_ms)
 {
 	int one = 1, err = 0, fd;
@@ -109,6 +133,7 @@ static int connect_one(const struct addrinfo *ai, int timeout_ms)
 	}
 	/* Capsules are small and latency matters more than segment count. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	set_dead_peer_timers(fd);
 	return fd;
 
 out_close:
@@ -122,7 +147,8 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
-		.ai_flags = AI_ADDRCONFIG,
+		/* No AI_ADDRCONFIG: it hides 127.0.0.1 on a host (or VM,
+		 * or netns) whose only interface is loopback. */
 	};
 	int64_t deadline = now_ms() + p->timeout_ms;
 	struct rblk_client_conn *c;
