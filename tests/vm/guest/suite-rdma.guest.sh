@@ -87,8 +87,12 @@ fio_x() {
 		--output-format=terse --name="$name" "$@" >"$out" 2>&1
 	rc=$?
 	grep -v '^3;' "$out"
-	[ "$rc" -eq 0 ] || { echo "fio $name exited $rc"; return 1; }
-	fio_ok "$out" "$rk" "$wk"
+	if [ "$rc" -ne 0 ] || ! fio_ok "$out" "$rk" "$wk"; then
+		echo "--- target log (last 15 lines):"
+		tail -n 15 "$CASE_TMP/tgt.log" 2>/dev/null
+		echo "fio $name exited $rc"
+		return 1
+	fi
 }
 
 # --- cases ---------------------------------------------------------------------
