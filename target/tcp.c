@@ -56,6 +56,7 @@ struct tcp_conn {
 	bool recv_busy, send_busy, kick_busy;
 	bool paused;			/* conn.c said -EAGAIN */
 	bool rd_closed, wr_dead;
+	bool drain_reading;		/* stopping: still answering capsules */
 	uint8_t *rbuf;
 	uint32_t rhead, rtail;		/* unparsed bytes are [rhead, rtail) */
 	struct tgt_req *data_req;	/* WRITE payload being received */
@@ -82,6 +83,7 @@ static void parse(struct tcp_conn *tc);
 static void recv_done(struct tgt_event *ev, int res, uint32_t flags);
 static void send_done(struct tgt_event *ev, int res, uint32_t flags);
 static void kick_done(struct tgt_event *ev, int res, uint32_t flags);
+static void drain_check(struct tcp_conn *tc);
 
 /* ---- listener (main thread) ----------------------------------------- */
 
@@ -332,7 +334,7 @@ static void parse(struct tcp_conn *tc)
  */
 static void settle(struct tcp_conn *tc)
 {
-	if (tc->data_req && !tc->recv_busy &&
+	if (tc->data_req && !tc->recv_busy && !tc->drain_reading &&
 	    (tc->rd_closed || tc->c.state == TGT_CONN_CLOSING))
 		data_finished(tc, -ESHUTDOWN);
 }
@@ -372,6 +374,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 	}
 	parse(tc);
 	post_recv(tc);
+	drain_check(tc);
 	settle(tc);
 	tgt_conn_put(&tc->c);
 }
@@ -383,7 +386,7 @@ static void post_recv(struct tcp_conn *tc)
 	size_t len;
 
 	if (tc->recv_busy || tc->rd_closed || tc->paused ||
-	    (tc->c.state == TGT_CONN_CLOSING))
+	    (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading))
 		return;
 	if (tc->data_req && tc->rhead == tc->rtail) {
 		/* Payload goes straight into the request's pool buffer. */
@@ -412,6 +415,32 @@ static void post_recv(struct tcp_conn *tc)
 	tgt_conn_get(&tc->c);
 }
 
+static void stop_reading(struct tcp_conn *tc)
+{
+	struct io_uring_sqe *sqe;
+
+	shutdown(tc->fd, SHUT_RD);
+	if (tc->recv_busy) {
+		/* shutdown() ends a pending RECV; cancel covers the rest. */
+		sqe = tgt_reactor_sqe(tc->c.r);
+		io_uring_prep_cancel(sqe, &tc->recv_ev, 0);
+		tgt_sqe_set_event(sqe, NULL);
+	}
+}
+
+/*
+ * Draining for a stop: capsules that arrive while accepted requests are
+ * still running are answered SHUTTING_DOWN; once none is left running,
+ * stop reading, so the connection ends as soon as its answers are out.
+ */
+static void drain_check(struct tcp_conn *tc)
+{
+	if (!tc->drain_reading || tc->c.nbusy || tc->data_req)
+		return;
+	tc->drain_reading = false;
+	stop_reading(tc);
+}
+
 static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tcp_conn *tc = TC_OF_EV(ev, kick_ev);
@@ -419,6 +448,7 @@ static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
 	tc->kick_busy = false;
 	parse(tc);
 	post_recv(tc);
+	drain_check(tc);
 	settle(tc);
 	tgt_conn_put(&tc->c);
 }
@@ -512,6 +542,7 @@ static void send_done(struct tgt_event *ev, int res, uint32_t flags)
 	flush_tx(tc);
 	if (was_limited && tc->ctrl_bytes <= TCP_CTRL_LIMIT)
 		kick(tc);
+	drain_check(tc);
 	tgt_conn_put(&tc->c);
 }
 
@@ -604,22 +635,29 @@ static void tcp_shutdown(struct tgt_conn *c, bool force)
 	struct tcp_conn *tc = tc_of(c);
 	struct io_uring_sqe *sqe;
 
-	shutdown(tc->fd, force ? SHUT_RDWR : SHUT_RD);
-	if (force)
+	if (force) {
+		tc->drain_reading = false;
 		tc->wr_dead = true;
-	if (tc->recv_busy) {
-		/* shutdown() ends a pending RECV; cancel covers the rest. */
-		sqe = tgt_reactor_sqe(c->r);
-		io_uring_prep_cancel(sqe, &tc->recv_ev, 0);
-		tgt_sqe_set_event(sqe, NULL);
+		shutdown(tc->fd, SHUT_RDWR);
+		if (tc->recv_busy) {
+			sqe = tgt_reactor_sqe(c->r);
+			io_uring_prep_cancel(sqe, &tc->recv_ev, 0);
+			tgt_sqe_set_event(sqe, NULL);
+		}
+		if (tc->send_busy) {
+			sqe = tgt_reactor_sqe(c->r);
+			io_uring_prep_cancel(sqe, &tc->send_ev, 0);
+			tgt_sqe_set_event(sqe, NULL);
+		}
+	} else if (c->draining && !tc->rd_closed) {
+		/* Stop of the target: keep reading for a while (see
+		 * drain_check) so late capsules get SHUTTING_DOWN. */
+		tc->drain_reading = true;
+	} else {
+		stop_reading(tc);
 	}
-	if (force && tc->send_busy) {
-		sqe = tgt_reactor_sqe(c->r);
-		io_uring_prep_cancel(sqe, &tc->send_ev, 0);
-		tgt_sqe_set_event(sqe, NULL);
-	}
-	/* Draining: capsules already received are still answered
-	 * (SHUTTING_DOWN); do that on the next turn, not inside conn.c. */
+	/* Capsules already buffered are handled on the next turn, never
+	 * from inside conn.c; a paused parse resumes to answer them. */
 	tc->paused = false;
 	kick(tc);
 }
