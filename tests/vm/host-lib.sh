@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Host side of a VM suite (sourced by tests/vm/suite-<name>.sh, not run).
 #
 #   . "$(dirname "$0")/host-lib.sh"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Case runner for guest-side VM suites (sourced, not run).  One VM boot runs
 # many cases; each case reports one line that tests/run counts:
 #   RBLK-CASE: PASS|FAIL|SKIP <name> [reason]
