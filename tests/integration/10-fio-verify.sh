@@ -5,7 +5,8 @@
 # aio): randwrite + verify, randrw + verify at 512 B / 4 KiB / 64 KiB / 1 MiB,
 # 4 jobs (4 connections) at once, iodepth above the granted depth.  Then:
 # TRIM reaches the backing file as zeros, FLUSH and FUA work, verify really
-# catches a corrupted block, a refused LOGIN fails fio clearly, and the
+# catches a corrupted block, a refused LOGIN fails fio clearly, the
+# secret_file and hostname options pass an HMAC + allow-list volume, and the
 # engine works in the fio built from the same source as well.
 . "$(dirname "$0")/lib.sh"
 require_target
@@ -158,6 +159,38 @@ case_login_refused() {
 	grep -q "no such volume" "$out" || { cat "$out"; echo "no clear reason"; return 1; }
 }
 
+# expect_refused NAME PATTERN FIO-ARGS...: fio must fail, saying PATTERN.
+expect_refused() {
+	local name=$1 pat=$2
+	shift 2
+	if fio_run "$name" 0 0 --rw=read --bs=4k --size=1M "$@"; then
+		echo "fio $name succeeded but should have been refused"
+		return 1
+	fi
+	grep -qi -- "$pat" "$T/fio-$name.out" ||
+		{ echo "fio $name failed without saying '$pat'"; return 1; }
+}
+
+# Volume with a secret and an allow list: the engine's secret_file and
+# hostname options get in; a wrong secret, a missing one or another host
+# name are refused with a reason.
+case_auth() {
+	local good=$T/good.key bad=$T/bad.key
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$good"
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$bad"
+	chmod 600 "$good" "$bad"
+	stop_target
+	start_backend uring
+	stop_target
+	printf 'secret_file = %s\nallow_hosts = fio-client\n' "$good" >>"$T/uring.conf"
+	start_target "$T/uring.conf"
+	fio_run auth-ok 8192 8192 --rw=randwrite --bs=4k --iodepth=8 --size=8M \
+		--verify=crc32c --secret_file="$good" --hostname=fio-client || return 1
+	expect_refused auth-bad "auth" --secret_file="$bad" --hostname=fio-client || return 1
+	expect_refused auth-none "secret" --hostname=fio-client || return 1
+	expect_refused auth-host "access denied" --secret_file="$good" --hostname=other-client
+}
+
 # The tests' fio is $FIO_BIN (build/fio-bin); this proves the other one too:
 # the fio built from the engine's source tree, or Debian's if that is FIO_BIN.
 case_other_fio() {
@@ -194,6 +227,7 @@ run_case flush-fdatasync-fua case_flush_fua
 run_case verify-catches-corruption case_verify_catches_corruption "$T/uring.img"
 run_case login-refused case_login_refused
 run_case other-fio-binary case_other_fio
+run_case auth-secret-hostname case_auth
 stop_target
 [ "$TARGET_RC" -eq 0 ] || fail "target exited $TARGET_RC after SIGTERM"
 
