@@ -31,7 +31,9 @@ log()  { echo "--- $*"; }
 
 require_target()    { [ -x "$TARGET_BIN" ] || skip "$TARGET_BIN not built"; }
 require_fio_engine() {
-	[ -f "$FIO_ENGINE" ] || skip "fio engine not built (fio source missing: see tools/fio/README.md)"
+	# fio.mk leaves why the fio source could not be had in fio-src.unavailable.
+	[ -f "$FIO_ENGINE" ] || skip "fio engine not built: $(cat "$RBLK_BUILD/fio-src.unavailable" 2>/dev/null ||
+		echo 'fio source missing') (see tools/fio/README.md)"
 	command -v "$FIO_BIN" >/dev/null 2>&1 || [ -x "$FIO_BIN" ] || skip "no fio binary"
 }
 
