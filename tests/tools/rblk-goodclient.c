@@ -259,10 +259,11 @@ int main(int argc, char **argv)
 	       rc ? "FAIL" : "PASS", passes, st.ok, st.shutting_down, st.io_err,
 	       st.other, st.mismatches, st.bytes >> 20,
 	       ret ? strerror(-ret) : "done");
+	/* Close first: it completes I/Os still outstanding in slots. */
+	rblk_queue_close(q);
 	for (unsigned i = 0; i < info.queue_depth; i++)
 		free(slots[i].buf);
 	free(slots);
 	free(expect);
-	rblk_queue_close(q);
 	return rc;
 }

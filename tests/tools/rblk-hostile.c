@@ -563,7 +563,8 @@ static bool case_garbage(void)
 	srand(g_seed);
 	for (unsigned i = 0; i < g_garbage_bytes; i++)
 		junk[i] = rand();
-	junk[1] = 0x77;		/* never a valid version */
+	if (g_garbage_bytes > 1)
+		junk[1] = 0x77;	/* never a valid version */
 	fd = dial();
 	if (fd < 0) {
 		free(junk);
@@ -596,7 +597,8 @@ static bool case_garbage_after_login(void)
 	srand(g_seed + 1);
 	for (unsigned i = 0; i < g_garbage_bytes; i++)
 		junk[i] = rand();
-	junk[1] = 0;	/* version 0: bad */
+	if (g_garbage_bytes > 1)
+		junk[1] = 0;	/* version 0: bad */
 	send_all(fd, junk, g_garbage_bytes);
 	ok = expect_closed(fd);
 	close(fd);
