@@ -231,4 +231,6 @@ run_case auth-secret-hostname case_auth
 stop_target
 [ "$TARGET_RC" -eq 0 ] || fail "target exited $TARGET_RC after SIGTERM"
 
+# A sanitizer build of the target must not have reported anything.
+if declare -F target_log_clean >/dev/null; then target_log_clean; fi
 exit $((nfail > 0))

@@ -114,4 +114,6 @@ run_case sigterm-during-io fio_dies_with_target TERM
 PORT=$(free_port) || fail "no free port"
 run_case sigkill-during-io fio_dies_with_target KILL
 
+# A sanitizer build of the target must not have reported anything.
+if declare -F target_log_clean >/dev/null; then target_log_clean; fi
 exit $((nfail > 0))
