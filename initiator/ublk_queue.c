@@ -70,6 +70,7 @@ struct ini_queue {
 	int stopping;			/* stop asked: grace timer running */
 	int abandoned;			/* grace over (or connection lost) */
 	unsigned ndead;
+	unsigned errs_logged;
 	uint64_t stop_buf;
 	struct __kernel_timespec grace_ts;
 
@@ -144,10 +145,32 @@ static void arm_poll(struct ini_queue *q, int fd, uint64_t ud)
 
 /* ---- requests in -------------------------------------------------------- */
 
-static int result_of(const struct rblk_io *io)
+/* The block layer knows only a few errnos; anything else becomes EIO. */
+static int blk_errno(int err)
 {
-	if (io->status != RBLK_S_OK)
-		return io->error < 0 ? io->error : -EIO;
+	switch (err) {
+	case -EOPNOTSUPP: case -ENOSPC: case -ETIMEDOUT: case -ENOLINK:
+	case -ENODATA: case -EILSEQ: case -ENOMEM: case -EIO:
+		return err;
+	default:
+		return -EIO;
+	}
+}
+
+static int result_of(struct ini_queue *q, const struct rblk_io *io)
+{
+	if (io->status != RBLK_S_OK) {
+		/* Worth a line, but not one per request of a dead target. */
+		if (!q->abandoned && q->errs_logged < 10) {
+			q->errs_logged++;
+			rblk_warn("queue %u: %s offset %llu length %u: %s",
+				  q->cfg.q_id, rblk_opcode_str(io->opcode),
+				  (unsigned long long)io->offset, io->length,
+				  io->status >= 0 ? rblk_status_str(io->status) :
+				  strerror(-io->error));
+		}
+		return blk_errno(io->error < 0 ? io->error : -EIO);
+	}
 	/* READ/WRITE commit the byte count (0 would mean "resend"). */
 	if (io->opcode == RBLK_OP_READ || io->opcode == RBLK_OP_WRITE)
 		return (int)io->length;
@@ -219,9 +242,14 @@ static int send_request(struct ini_queue *q, unsigned tag)
 		backlog_push(q, tag);
 		return 0;
 	}
-	if (ret == -ENOTCONN)
-		ret = -EIO;
-	commit_tag(q, tag, ret);
+	if (ret != -ENOTCONN && q->errs_logged < 10) {
+		q->errs_logged++;
+		rblk_warn("queue %u: %s offset %llu length %u refused: %s",
+			  q->cfg.q_id, rblk_opcode_str(q->tags[tag].io.opcode),
+			  (unsigned long long)q->tags[tag].io.offset,
+			  q->tags[tag].io.length, strerror(-ret));
+	}
+	commit_tag(q, tag, blk_errno(ret));
 	return 0;
 }
 
@@ -288,11 +316,7 @@ static void reap_target(struct ini_queue *q)
 		for (i = 0; i < n; i++) {
 			unsigned tag = (unsigned)(uintptr_t)done[i]->priv;
 
-			if (done[i]->status == RBLK_S_IO_ERROR &&
-			    done[i]->error == -EIO && !q->abandoned)
-				RBLK_DBG(RBLK_DBG_IO, "q%u tag %u I/O error",
-					 q->cfg.q_id, tag);
-			commit_tag(q, tag, result_of(done[i]));
+			commit_tag(q, tag, result_of(q, done[i]));
 		}
 	} while (n == 64);
 	drain_backlog(q);

@@ -16,8 +16,10 @@ RDMA_PORT=4421
 mkdir -p "$VOLDIR"
 
 ublk-up || echo "ublk-up failed: cases will fail"
-# Transport for the cases: RDMA over Soft-RoCE when it comes up.
-if RXE_IP=$(rxe-up 2>/dev/null); then
+# Transport for the cases: RDMA over Soft-RoCE when it comes up (unless
+# RBLK_UBLK_TRANSPORT=tcp asks for TCP).
+RXE_IP=
+if [ "${RBLK_UBLK_TRANSPORT:-rdma}" = rdma ] && RXE_IP=$(rxe-up 2>/dev/null); then
 	TRANSPORT=rdma ADDR=$RXE_IP PORT=$RDMA_PORT
 else
 	TRANSPORT=tcp ADDR=127.0.0.1 PORT=$TCP_PORT RXE_IP=
@@ -42,11 +44,13 @@ start_tgt() {
 		echo "path = $VOLDIR/vol0.img"
 		echo "size = $size"
 	} >"$CASE_TMP/target.conf"
-	"$TGT" --config "$CASE_TMP/target.conf" >>"$CASE_TMP/target.log" 2>&1 &
+	# A fresh log per start, so "ready" below is this start's.
+	[ -f "$CASE_TMP/target.log" ] && cat "$CASE_TMP/target.log" >>"$CASE_TMP/target.log.old"
+	"$TGT" --config "$CASE_TMP/target.conf" >"$CASE_TMP/target.log" 2>&1 &
 	TPID=$!
-	wait_until 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$TCP_PORT" ||
+	# "ready" is logged once every listener is up.
+	wait_until 30 grep -q ' ready$' "$CASE_TMP/target.log" ||
 		{ cat "$CASE_TMP/target.log"; fail "target did not start"; }
-	[ -z "$RXE_IP" ] || sleep 0.3	# the RDMA listener comes up with TCP's
 }
 
 stop_tgt() {	# [SIGNAL]
@@ -102,7 +106,7 @@ make_tree() {	# DIR
 
 case_attach_rdma() {
 	case_setup
-	[ "$TRANSPORT" = rdma ] || skip "Soft-RoCE did not come up: cases ran over TCP"
+	[ "$TRANSPORT" = rdma ] || skip "Soft-RoCE did not come up (or RBLK_UBLK_TRANSPORT=tcp): cases ran over TCP"
 	need_build rblk-target
 	start_tgt
 	attach --queues 2 --depth 32
