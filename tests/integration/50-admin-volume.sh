@@ -143,4 +143,5 @@ out=$(c volume list --json) || fail "list after restart"
 [ "$(jget '[v["size"] for v in d["volumes"] if v["name"]=="v1"][0]' <<<"$out")" = $((20 << 30)) ] ||
 	fail "v1 size after restart"
 stop_target TERM
+target_log_clean
 echo "PASS"

@@ -54,4 +54,5 @@ stop_target KILL
 start_target "$CONF"
 ctl "$CONF" volume list >/dev/null || fail "socket not usable after restart over a stale one"
 stop_target TERM
+target_log_clean
 echo PASS

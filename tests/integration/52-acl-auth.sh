@@ -112,4 +112,5 @@ chmod 644 "$T/good.key"
 if timeout 20 "$TARGET_BIN" --config "$CONF" >"$T/bad.log" 2>&1; then fail "target started with a 0644 secret file"; fi
 cat "$T/bad.log"
 grep -q "volume sec: field 'secret_file': .*mode 0644" "$T/bad.log" || fail "start refusal does not name volume and field"
+target_log_clean
 echo PASS

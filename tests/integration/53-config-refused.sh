@@ -55,4 +55,5 @@ base; printf 'volume_dir = %s/vols\n\n[volume v]\npath = %s/v.img\nsize = 1M\nal
 out=$("$TARGET_BIN" --config "$T/c$((n + 1)).conf" --check-config) || fail "valid config refused"
 echo "$out"
 grep -q "OK: 1 volume" <<<"$out" || fail "valid config not fully read: $out"
+target_log_clean
 echo PASS

@@ -49,4 +49,5 @@ got=$(ctl "$CONF" volume list | awk 'NR > 1 { print $1 }' | sort | tr '\n' ' ')
 [ "$want" = "$got" ] || fail "config has [$want], target serves [$got]"
 [ "$(find "$T" -name '.t.conf.tmp.*' | wc -l)" -le $ROUNDS ] || fail "temp files pile up"
 stop_target TERM
+target_log_clean
 echo PASS

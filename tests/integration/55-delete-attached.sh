@@ -25,9 +25,9 @@ wait_sessions() {	# VOLUME N
 }
 
 ctl "$CONF" volume create victim --size 16M || fail "create"
-"$LOGIN" --io 1 --hold 6 127.0.0.1 "$PORT" victim >"$T/victim.out" 2>&1 &
+"$LOGIN" --io 1 --hold 60 127.0.0.1 "$PORT" victim >"$T/victim.out" 2>&1 &
 vpid=$!
-"$LOGIN" --io 1 --hold 6 127.0.0.1 "$PORT" vol0 >"$T/other.out" 2>&1 &
+"$LOGIN" --io 1 --hold 60 127.0.0.1 "$PORT" vol0 >"$T/other.out" 2>&1 &
 opid=$!
 wait_sessions victim 1
 wait_sessions vol0 1
@@ -44,6 +44,9 @@ ctl "$CONF" volume delete victim --force || fail "delete --force"
 ctl "$CONF" volume show victim 2>/dev/null && fail "victim still listed"
 grep -q "^\[volume victim\]" "$CONF" && fail "victim still in the config"
 wait "$vpid"; vrc=$?
+# The other volume's session must still be there; then end its hold.
+[ "$(sessions vol0)" = 1 ] || fail "vol0's session is gone"
+kill -USR1 "$opid"
 wait "$opid"; orc=$?
 echo "victim session: $(cat "$T/victim.out") (rc $vrc)"
 echo "other session:  $(cat "$T/other.out") (rc $orc)"
@@ -58,12 +61,13 @@ ctl "$CONF" volume create victim --size 8M || fail "re-create"
 "$LOGIN" --io 2 127.0.0.1 "$PORT" victim | grep -q "size=$((8 << 20))" || fail "re-created volume"
 
 log "resize with a session attached"
-"$LOGIN" --hold 6 --offset $((12 << 20)) 127.0.0.1 "$PORT" victim >"$T/old.out" 2>&1 &
+"$LOGIN" --hold 60 --offset $((12 << 20)) 127.0.0.1 "$PORT" victim >"$T/old.out" 2>&1 &
 rpid=$!
 wait_sessions victim 1
 ctl "$CONF" volume resize victim --size 16M || fail "resize"
 out=$("$LOGIN" --io 1 --offset $((12 << 20)) 127.0.0.1 "$PORT" victim) || fail "new login after resize: $out"
 grep -q "size=$((16 << 20))" <<<"$out" || fail "new login does not see the new size: $out"
+kill -USR1 "$rpid"
 wait "$rpid"
 cat "$T/old.out"
 grep -q "size=$((8 << 20))" "$T/old.out" || fail "attached session's size changed"
@@ -71,4 +75,5 @@ grep -q "size=$((8 << 20))" "$T/old.out" || fail "attached session's size change
 grep -q "after-hold=ERR" "$T/old.out" || fail "old session could access beyond its size"
 stop_target TERM
 [ "$TARGET_RC" = 0 ] || fail "target exit $TARGET_RC"
+target_log_clean
 echo PASS

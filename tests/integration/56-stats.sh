@@ -37,7 +37,7 @@ j=$(st vol0 --json)
 [ "$(jq_ "$v[\"write\"][\"ops\"]" <<<"$j")" = 21 ] || fail "failed write not counted as an op"
 
 log "per-session counters while attached"
-"$LOGIN" --io 3 --hold 6 127.0.0.1 "$PORT" vol0 >/dev/null &
+"$LOGIN" --io 3 --hold 60 127.0.0.1 "$PORT" vol0 >/dev/null &
 hpid=$!
 for _ in $(seq 100); do
 	n=$(st vol0 --json | jq_ 'len(d["volumes"][0]["sessions"])')
@@ -54,6 +54,7 @@ out=$(st --watch 0.5 --count 2) || fail "stats --watch"
 echo "$out"
 [ "$(grep -c '^--- ' <<<"$out")" = 2 ] || fail "--watch --count 2 did not print 2 samples"
 grep -q "IOPS" <<<"$out" || fail "--watch lacks the rate table"
+kill -USR1 "$hpid"
 wait "$hpid" || fail "held session failed"
 
 log "bad arguments"
@@ -64,4 +65,5 @@ for bad in "--watch 0" "--watch abc --count 1" "--count 0 --watch" "--frob" "a/b
 	if st $bad >/dev/null 2>&1; then fail "stats $bad accepted"; fi
 done
 stop_target TERM
+target_log_clean
 echo PASS

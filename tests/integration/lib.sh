@@ -108,3 +108,9 @@ RBLKCTL_BIN=$RBLK_BUILD/rblkctl
 require_rblkctl() { [ -x "$RBLKCTL_BIN" ] || skip "$RBLKCTL_BIN not built"; }
 # ctl CONF ARGS...: rblkctl against the admin socket write_conf gave CONF.
 ctl() { local conf=$1; shift; "$RBLKCTL_BIN" --socket "$conf.sock" "$@"; }
+# target_log_clean: fails when the target's log has a sanitizer report.
+target_log_clean() {
+	if grep -E "AddressSanitizer|LeakSanitizer|runtime error:" "$T/target.log" 2>/dev/null; then
+		fail "sanitizer report in the target log"
+	fi
+}

@@ -6,8 +6,10 @@
  *     --host NAME     host name to log in as (default: hostname)
  *     --secret FILE   secret file for the HMAC challenge
  *     --io N          N 4 KiB writes + read-back compares at the start
- *     --hold SECS     stay logged in SECS seconds, then do one more I/O
- *                     (shows whether the target dropped the session)
+ *     --hold SECS     stay logged in up to SECS seconds, then do one more
+ *                     I/O (shows whether the target dropped the session);
+ *                     the hold ends early when the connection goes away
+ *                     or on SIGUSR1
  *     --offset OFF    byte offset of the I/O (default 0)
  *
  * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
@@ -16,6 +18,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +44,11 @@ static int one_io(struct rblk_queue *q, int op, uint64_t off, void *buf)
 	return 0;
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -59,6 +68,11 @@ int main(int argc, char **argv)
 	static uint8_t wbuf[4096], rbuf[4096];
 	int c, ret;
 
+	/* Installed first: a test may signal as soon as it sees the session.
+	 * No SA_RESTART, so the signal ends the hold's poll. */
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigaction(SIGUSR1, &sa, NULL);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': o.hostname = optarg; break;
@@ -97,7 +111,9 @@ int main(int argc, char **argv)
 		printf(" io=%u", nio);
 	fflush(stdout);
 	if (hold) {
-		sleep(hold);
+		struct pollfd p = { .fd = rblk_queue_fd(q), .events = POLLIN };
+
+		poll(&p, 1, (int)hold * 1000);
 		ret = one_io(q, RBLK_OP_READ, off, rbuf);
 		printf(" after-hold=%s", ret ? "ERR" : "ok");
 	}
