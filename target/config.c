@@ -33,6 +33,7 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->log_level = -1;
 	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
 	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
+	cfg->login_timeout = TGT_CFG_DEFAULT_LOGIN_TIMEOUT;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -213,7 +214,7 @@ static int parse_listen_tcp(struct parser *p, char *v)
 
 enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
-	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR,
+	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
 };
 enum { K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE };
 
@@ -222,6 +223,7 @@ static const char *const target_keys[] = {
 	[K_REACTORS] = "reactors", [K_LOG_LEVEL] = "log_level",
 	[K_MAX_QD] = "max_queue_depth", [K_BUFFER_MB] = "reactor_buffer_mb",
 	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
+	[K_LOGIN_TIMEOUT] = "login_timeout",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -324,6 +326,11 @@ static int target_key(struct parser *p, int k, char *v)
 		return parse_abs_path(p, "admin_socket", v, 108, &cfg->admin_socket);
 	case K_VOLUME_DIR:
 		return parse_abs_path(p, "volume_dir", v, PATH_MAX - 80, &cfg->volume_dir);
+	case K_LOGIN_TIMEOUT:
+		if (parse_uint(v, 3600, &u))
+			return perr(p, "field 'login_timeout': '%s' is not a number of seconds 0..3600 (0 = none)", v);
+		cfg->login_timeout = u;
+		return 0;
 	}
 	return 0;
 }
@@ -640,6 +647,8 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "admin_socket = %s\n", cfg->admin_socket);
 	if (cfg->volume_dir)
 		sb_printf(&b, "volume_dir = %s\n", cfg->volume_dir);
+	if (cfg->login_timeout != TGT_CFG_DEFAULT_LOGIN_TIMEOUT)
+		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 

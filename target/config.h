@@ -19,6 +19,7 @@
 #define TGT_CFG_MAX_REACTORS	256
 #define TGT_CFG_MAX_LISTEN	16
 #define TGT_CFG_DEFAULT_BUFFER_MB	64
+#define TGT_CFG_DEFAULT_LOGIN_TIMEOUT	10
 
 struct tgt_volume_cfg {
 	char     name[RBLK_NAME_MAX];
@@ -40,6 +41,7 @@ struct tgt_config {
 	int     log_level;		/* RBLK_LOG_*; -1 = not set */
 	unsigned max_queue_depth;	/* <= RBLK_MAX_QUEUE_DEPTH */
 	unsigned buffer_mb;		/* per-reactor I/O buffer memory */
+	unsigned login_timeout;		/* seconds to complete LOGIN; 0 = none */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */
 	struct tgt_volume_cfg *vols;	/* malloc'd array */

@@ -54,6 +54,54 @@ void tgt_conn_put(struct tgt_conn *c)
 	c->ops->free(c);
 }
 
+/*
+ * A connection must finish LOGIN (or DISCOVER) within login_timeout, so
+ * idle or half-sent openings cannot pile up.  The timer holds a reference
+ * until its CQE (fired or cancelled) comes back.
+ */
+static void login_timer_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_conn *c = (struct tgt_conn *)
+		((char *)ev - offsetof(struct tgt_conn, login_ev));
+	char why[64];
+
+	c->login_timer = false;
+	if (res == -ETIME && c->state == TGT_CONN_NEW) {
+		snprintf(why, sizeof(why), "no LOGIN within %u s",
+			 c->srv->cfg.login_timeout);
+		tgt_conn_close(c, true, why);
+	}
+	tgt_conn_put(c);
+}
+
+static void login_timer_arm(struct tgt_conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!c->srv->cfg.login_timeout)
+		return;
+	c->login_ts.tv_sec = c->srv->cfg.login_timeout;
+	c->login_ts.tv_nsec = 0;
+	c->login_ev.done = login_timer_done;
+	sqe = tgt_reactor_sqe(c->r);
+	io_uring_prep_timeout(sqe, &c->login_ts, 0, 0);
+	tgt_sqe_set_event(sqe, &c->login_ev);
+	c->login_timer = true;
+	tgt_conn_get(c);
+}
+
+static void login_timer_cancel(struct tgt_conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!c->login_timer || c->login_timer_cancelled)
+		return;
+	c->login_timer_cancelled = true;
+	sqe = tgt_reactor_sqe(c->r);
+	io_uring_prep_timeout_remove(sqe, (uint64_t)(uintptr_t)&c->login_ev, 0);
+	tgt_sqe_set_event(sqe, NULL);
+}
+
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
 		   const char *peer)
@@ -73,7 +121,9 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	if (tgt_reactor_stopping(r)) {
 		c->draining = true;
 		tgt_conn_close(c, false, "target is shutting down");
+		return;
 	}
+	login_timer_arm(c);
 }
 
 void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
@@ -91,6 +141,7 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 			  c->vol ? c->vol->name : "", reason);
 	c->state = TGT_CONN_CLOSING;
 	c->force_closed = force;
+	login_timer_cancel(c);
 	c->ops->shutdown(c, force);
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
 }
@@ -370,6 +421,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		c->lim.max_sge = RBLK_MAX_SGE;
 		c->lim.tcp = !!(c->ops->flags & TGT_TP_F_INBAND_DATA);
 		c->state = TGT_CONN_LIVE;
+		login_timer_cancel(c);
 		tgt_session_set_kick(c->sess, conn_kick, c);
 		rsp.queue_depth = depth;
 		rsp.vol_flags = vol->flags;

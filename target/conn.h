@@ -68,6 +68,10 @@ struct tgt_conn {
 	struct rblk_cmd_limits lim;
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;
+	struct tgt_event login_ev;	/* login_timeout timer */
+	struct __kernel_timespec login_ts;
+	bool     login_timer;		/* armed (holds a reference) */
+	bool     login_timer_cancelled;
 	struct tgt_io_stats stats;
 	struct tgt_session *sess;	/* after LOGIN: holds the export (acl.h) */
 	struct tgt_auth_state auth;	/* LOGIN challenge state */

@@ -15,6 +15,8 @@ GOOD=$RBLK_BUILD/tests/tools/rblk-goodclient
 
 PORT=$(free_port) || fail "no free port"
 write_conf "$T/t.conf" uring "$T/vol0.img" 64M
+# A short login timeout so that the idle-no-login case is quick.
+sed -i 's/^\[target\]$/[target]\nlogin_timeout = 2/' "$T/t.conf"
 start_target "$T/t.conf"
 
 # Good clients: rblk-goodclient on [0, 16M) (write + read-back passes),
@@ -39,7 +41,7 @@ fi
 
 nfail=0
 for c in $("$HOSTILE" 127.0.0.1 "$PORT" vol0 list); do
-	if timeout 60 "$HOSTILE" 127.0.0.1 "$PORT" vol0 "$c" >"$T/h-$c.out" 2>&1; then
+	if timeout 60 "$HOSTILE" 127.0.0.1 "$PORT" vol0 "$c" --idle 6 >"$T/h-$c.out" 2>&1; then
 		echo "RBLK-CASE: PASS hostile-$c"
 	else
 		sed 's/^/    /' "$T/h-$c.out"

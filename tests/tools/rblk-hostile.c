@@ -6,6 +6,7 @@
  * LOGIN afterwards.
  *
  *   rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S]
+ *                [--idle SECONDS]   (idle-no-login: how long to wait)
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -30,6 +31,7 @@
 static const char *g_host, *g_port, *g_vol;
 static unsigned g_garbage_bytes = 4096;
 static unsigned g_seed = 1;
+static unsigned g_idle = 15;	/* seconds the target may take to drop an idle opening */
 
 /* ---- socket helpers ------------------------------------------------- */
 
@@ -583,6 +585,23 @@ static bool case_garbage(void)
 	return ok;
 }
 
+static bool case_idle_no_login(void)
+{
+	/* Connect, send half a header, then nothing: the target must drop
+	 * the connection by itself (login timeout). */
+	uint8_t half[4] = { RBLK_PDU_LOGIN, RBLK_PROTO_VERSION, 0, 0 };
+	int fd = dial();
+	bool closed;
+
+	if (fd < 0)
+		return false;
+	send_all(fd, half, sizeof(half));
+	closed = wait_closed(fd, g_idle * 1000);
+	printf("  got: %s\n", closed ? "closed" : "still open");
+	close(fd);
+	return closed;
+}
+
 static bool case_garbage_after_login(void)
 {
 	struct rblk_login_rsp lr;
@@ -659,6 +678,7 @@ static const struct hcase cases[] = {
 	{ "garbage", case_garbage },
 	{ "garbage-after-login", case_garbage_after_login },
 	{ "flood-no-read", case_flood_no_read },
+	{ "idle-no-login", case_idle_no_login },
 };
 
 static bool run_case(const struct hcase *c)
@@ -690,7 +710,7 @@ int main(int argc, char **argv)
 	const char *which;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S]\n");
+		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S] [--idle S]\n");
 		return 2;
 	}
 	g_host = argv[1];
@@ -702,6 +722,8 @@ int main(int argc, char **argv)
 			g_garbage_bytes = strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--seed"))
 			g_seed = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--idle"))
+			g_idle = strtoul(argv[i + 1], NULL, 0);
 	}
 	if (!g_garbage_bytes)
 		g_garbage_bytes = 1;
