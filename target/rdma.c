@@ -110,16 +110,24 @@ struct rdma_conn {
 	struct ctl_slot ctl[CTL_SLOTS];
 	unsigned ctl_inflight;
 	struct tag_sgl *sgl;		/* [depth] */
+	/* [depth]: response posted, its send completion not seen yet.  The
+	 * initiator may already have the response and reuse the tag; conn.c
+	 * still holds the slot until tgt_req_sent, so such a command waits
+	 * in the pending FIFO for that completion. */
+	uint8_t *rsp_busy;
 	struct rx_slot *pend_head, *pend_tail;
 	const uint8_t *cur_pdu;		/* capsule being offered to conn.c */
 
 	struct tgt_event cm_ev, cq_ev, resume_ev;
 	struct tgt_event unsig_ev;	/* unsignaled WRs: only errors show */
-	struct tgt_event drain_send_ev, drain_recv_ev;
-	bool cm_armed, cq_armed, in_handler;
+	struct tgt_event drain_send_ev, drain_tmo_ev;
+	struct __kernel_timespec drain_ts;
+	unsigned rx_posted;		/* receives the device still owns */
+	bool cm_armed, cq_armed, tmo_armed, in_handler;
 	bool established, closing, disconnecting, failed, freeing, destroyed;
 	bool resume_queued;
-	int drained;			/* drain markers back (2 = done) */
+	bool send_drained;		/* send marker came back */
+	bool drained;			/* transport reference dropped */
 };
 
 static void rdma_conn_destroy(struct rdma_conn *rc);
@@ -240,7 +248,7 @@ static void maybe_destroy(struct rdma_conn *rc)
 {
 	if (!rc->freeing || rc->in_handler || rc->destroyed)
 		return;
-	if (rc->cm_armed || rc->cq_armed)
+	if (rc->cm_armed || rc->cq_armed || rc->tmo_armed)
 		return;		/* cancels issued; their CQEs come back here */
 	rdma_conn_destroy(rc);
 }
@@ -254,6 +262,45 @@ static void fail_conn(struct rdma_conn *rc, const char *why)
 	tgt_conn_close(&rc->c, true, why);
 }
 
+/*
+ * Drained = every WR the device owned came back: the send marker (posted
+ * after the QP entered the error state, so it completes after everything
+ * posted before it) and every posted receive (flushed by the transition;
+ * Soft-RoCE never completes a receive posted to a user QP that is already
+ * in error, so receives are counted rather than marked).  A bounded wait
+ * covers a device that loses one of them.
+ */
+static void check_drained(struct rdma_conn *rc, bool timed_out)
+{
+	if (rc->drained || (!timed_out && (!rc->send_drained || rc->rx_posted)))
+		return;
+	if (timed_out)
+		rblk_warn("rdma: %s: drain timed out (send marker %s, %u receives out)",
+			  rc->c.peer, rc->send_drained ? "back" : "missing",
+			  rc->rx_posted);
+	rc->drained = true;
+	RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: drained", rc->c.peer);
+	tgt_conn_put(&rc->c);	/* the transport's reference */
+}
+
+static void drain_send_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, drain_send_ev);
+
+	rc->send_drained = true;
+	check_drained(rc, false);
+}
+
+static void drain_tmo_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, drain_tmo_ev);
+
+	rc->tmo_armed = false;
+	if (!rc->freeing)
+		check_drained(rc, true);
+	maybe_destroy(rc);
+}
+
 static void post_drain(struct rdma_conn *rc)
 {
 	struct ibv_send_wr swr = {
@@ -261,25 +308,21 @@ static void post_drain(struct rdma_conn *rc)
 		.opcode = IBV_WR_RDMA_WRITE,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	struct ibv_recv_wr rwr = { .wr_id = (uintptr_t)&rc->drain_recv_ev };
+	struct io_uring_sqe *sqe;
 	int ret;
 
-	/* The QP is in the error state: these flush, after everything
-	 * posted before them. */
 	ret = rblk_rdma_post_send(rc->id->qp, &swr);
 	if (ret) {
-		rblk_warn("rdma: %s: cannot post send drain marker: %s",
+		rblk_warn("rdma: %s: cannot post the drain marker: %s",
 			  rc->c.peer, strerror(-ret));
-		rc->drained++;
+		rc->send_drained = true;
 	}
-	ret = rblk_rdma_post_recv(rc->id->qp, &rwr);
-	if (ret) {
-		rblk_warn("rdma: %s: cannot post recv drain marker: %s",
-			  rc->c.peer, strerror(-ret));
-		rc->drained++;
-	}
-	if (rc->drained == 2)
-		tgt_conn_put(&rc->c);
+	rc->drain_ts.tv_sec = 3;
+	sqe = tgt_reactor_sqe(rc->c.r);
+	io_uring_prep_timeout(sqe, &rc->drain_ts, 0, 0);
+	tgt_sqe_set_event(sqe, &rc->drain_tmo_ev);
+	rc->tmo_armed = true;
+	check_drained(rc, false);
 }
 
 static void start_disconnect(struct rdma_conn *rc)
@@ -300,18 +343,6 @@ static void maybe_disconnect(struct rdma_conn *rc)
 	if (rc->closing && !rc->disconnecting && rc->c.nbusy == 0 &&
 	    rc->ctl_inflight == 0)
 		start_disconnect(rc);
-}
-
-static void drain_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, drain_send_ev);
-
-	if (ev != &rc->drain_send_ev)
-		rc = EV_OWNER(ev, struct rdma_conn, drain_recv_ev);
-	if (++rc->drained == 2) {
-		RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: drained", rc->c.peer);
-		tgt_conn_put(&rc->c);	/* the transport's reference */
-	}
 }
 
 static void unsig_done(struct tgt_event *ev, int res, uint32_t flags)
@@ -428,30 +459,44 @@ static int post_rx(struct rdma_conn *rc, struct rx_slot *s)
 		.num_sge = 1,
 	};
 
-	return rblk_rdma_post_recv(rc->id->qp, &wr);
+	int ret = rblk_rdma_post_recv(rc->id->qp, &wr);
+
+	if (!ret)
+		rc->rx_posted++;
+	return ret;
 }
 
-/* Remembers the descriptors of a command whose tag is free, for
- * fetch_data (WRITE) or send_rsp (READ).  conn.c validates it again. */
-static void note_sgl(struct rdma_conn *rc, const uint8_t *buf, uint32_t len)
+/*
+ * For a command on a live connection: returns -EBUSY when its tag still
+ * waits for our response's send completion (see rsp_busy); otherwise
+ * remembers its descriptors when its tag is free, for fetch_data (WRITE)
+ * or send_rsp (READ).  conn.c validates the command itself afterwards.
+ */
+static int note_cmd(struct rdma_conn *rc, const uint8_t *buf, uint32_t len)
 {
 	struct rblk_sge sgl[RBLK_MAX_SGE];
-	struct rblk_cmd cmd;
+	struct rblk_cmd cmd = { .tag = 0 };
 	struct tgt_conn *c = &rc->c;
 	struct tag_sgl *t;
+	int st;
 
-	if (c->state != TGT_CONN_LIVE ||
-	    rblk_decode_cmd(buf, len, &c->lim, &cmd, sgl) != RBLK_S_OK ||
-	    cmd.tag >= rc->depth || cmd.tag >= c->depth || c->reqs[cmd.tag].busy)
-		return;
+	if (c->state != TGT_CONN_LIVE)
+		return 0;
+	st = rblk_decode_cmd(buf, len, &c->lim, &cmd, sgl);
+	if (st != RBLK_S_BAD_TAG && cmd.tag < rc->depth && rc->rsp_busy[cmd.tag])
+		return -EBUSY;
+	if (st != RBLK_S_OK || cmd.tag >= c->depth || c->reqs[cmd.tag].busy)
+		return 0;
 	t = &rc->sgl[cmd.tag];
 	t->n = cmd.inline_len ? 0 : cmd.nsge;
 	memcpy(t->sge, sgl, t->n * sizeof(sgl[0]));
+	return 0;
 }
 
 /* Offers one received PDU to conn.c.  Returns 0 when consumed (slot
- * reposted), -EAGAIN when conn.c is out of buffers (keep it), or -errno
- * when the connection was closed. */
+ * reposted), -EAGAIN when conn.c is out of buffers or -EBUSY when its tag
+ * waits for a send completion (keep it), or -errno when the connection
+ * was closed. */
 static int offer(struct rdma_conn *rc, struct rx_slot *s)
 {
 	struct tgt_conn *c = &rc->c;
@@ -464,8 +509,8 @@ static int offer(struct rdma_conn *rc, struct rx_slot *s)
 		fail_conn(rc, "malformed PDU header (closing)");
 		return -EPROTO;
 	}
-	if (type == RBLK_PDU_CMD)
-		note_sgl(rc, s->buf, length);
+	if (type == RBLK_PDU_CMD && note_cmd(rc, s->buf, length) == -EBUSY)
+		return -EBUSY;
 	rc->cur_pdu = s->buf;
 	ret = tgt_conn_pdu(c, s->buf, length, length);
 	rc->cur_pdu = NULL;
@@ -495,7 +540,9 @@ static void run_pending(struct rdma_conn *rc)
 	while (rc->pend_head && rc->c.state != TGT_CONN_CLOSING) {
 		struct rx_slot *s = rc->pend_head;
 
-		if (offer(rc, s) == -EAGAIN)
+		int ret = offer(rc, s);
+
+		if (ret == -EAGAIN || ret == -EBUSY)
 			return;
 		rc->pend_head = s->next;
 		if (!rc->pend_head)
@@ -508,8 +555,14 @@ static void rx_done(struct tgt_event *ev, int res, uint32_t flags)
 	struct rx_slot *s = EV_OWNER(ev, struct rx_slot, ev);
 	struct rdma_conn *rc = s->rc;
 
-	if (res < 0)
-		return;		/* flushed or failed: the CQ loop closes */
+	rc->rx_posted--;
+	if (res < 0 || rc->disconnecting) {
+		/* Flushed, failed (the CQ loop closes), or too late to
+		 * answer anyway. */
+		if (rc->disconnecting)
+			check_drained(rc, false);
+		return;
+	}
 	s->len = (uint32_t)res;
 	s->next = NULL;
 	if (rc->c.state == TGT_CONN_CLOSING && !rc->c.draining)
@@ -519,7 +572,8 @@ static void rx_done(struct tgt_event *ev, int res, uint32_t flags)
 		rc->pend_tail = s;
 		return;
 	}
-	if (offer(rc, s) == -EAGAIN)
+	res = offer(rc, s);
+	if (res == -EAGAIN || res == -EBUSY)
 		rc->pend_head = rc->pend_tail = s;
 }
 
@@ -604,7 +658,10 @@ static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
 	struct tgt_conn *c = req->conn;
 
 	tgt_conn_get(c);
+	RC(c)->rsp_busy[req->tag] = 0;
 	tgt_req_sent(req, res < 0 ? res : 0);
+	if (RC(c)->pend_head)
+		run_pending(RC(c));
 	maybe_disconnect(RC(c));
 	tgt_conn_put(c);
 }
@@ -661,6 +718,8 @@ static void rdma_send_rsp(struct tgt_req *req)
 	/* Data WRITEs and the response in one post: RC delivers them in
 	 * order, so the initiator sees the data before the response. */
 	ret = rblk_rdma_post_send(rc->id->qp, wr);
+	if (!ret)
+		rc->rsp_busy[req->tag] = 1;
 	if (ret) {
 		tgt_reactor_defer(req->conn->r, &req->ev, ret);
 		fail_conn(rc, "cannot post a response");
@@ -738,11 +797,19 @@ static void rdma_free(struct tgt_conn *c)
 {
 	struct rdma_conn *rc = RC(c);
 
+	RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: free (polls armed: cm %d cq %d)",
+		 c->peer, rc->cm_armed, rc->cq_armed);
 	rc->freeing = true;
 	if (rc->cm_armed)
 		cancel_poll(rc, &rc->cm_ev);
 	if (rc->cq_armed)
 		cancel_poll(rc, &rc->cq_ev);
+	if (rc->tmo_armed) {
+		struct io_uring_sqe *sqe = tgt_reactor_sqe(c->r);
+
+		io_uring_prep_timeout_remove(sqe, (__u64)(uintptr_t)&rc->drain_tmo_ev, 0);
+		io_uring_sqe_set_data(sqe, NULL);
+	}
 	maybe_destroy(rc);
 }
 
@@ -765,6 +832,7 @@ static void rdma_conn_destroy(struct rdma_conn *rc)
 	free(rc->mem);
 	free(rc->rx);
 	free(rc->sgl);
+	free(rc->rsp_busy);
 	free(rc);
 }
 
@@ -878,15 +946,16 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	rc->mem = aligned_alloc(4096, (mem_size + 4095) & ~(size_t)4095);
 	rc->rx = calloc(depth, sizeof(*rc->rx));
 	rc->sgl = calloc(depth, sizeof(*rc->sgl));
-	if (!rc->mem || !rc->rx || !rc->sgl)
+	rc->rsp_busy = calloc(depth, 1);
+	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy)
 		goto out_destroy;
 	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, mem_size,
 			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);
 	if (ret)
 		goto out_destroy;
 	rc->unsig_ev.done = unsig_done;
-	rc->drain_send_ev.done = drain_done;
-	rc->drain_recv_ev.done = drain_done;
+	rc->drain_send_ev.done = drain_send_done;
+	rc->drain_tmo_ev.done = drain_tmo_done;
 	rc->cm_ev.done = cm_ready;
 	rc->cq_ev.done = cq_ready;
 	p = rc->mem + (size_t)depth * (RX_SIZE + RSP_SLOT);
@@ -936,6 +1005,7 @@ out_destroy:
 	free(rc->mem);
 	free(rc->rx);
 	free(rc->sgl);
+	free(rc->rsp_busy);
 	free(rc);
 }
 
@@ -944,7 +1014,9 @@ static void connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 	struct rdma_cm_id *id = ev->id;
 	struct rblk_rdma_cm req;
 	unsigned depth;
-	uint8_t rd_atom = ev->param.conn.responder_resources;
+	/* The CM reports the request from our side: initiator_depth is how
+	 * many RDMA READs the initiator lets us have in flight. */
+	uint8_t rd_atom = ev->param.conn.initiator_depth;
 	int st;
 
 	rblk_rdma_id_adopt(id);

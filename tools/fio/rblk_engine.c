@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fio.h"
 #include "optgroup.h"
@@ -176,12 +178,66 @@ static int check_opts(struct thread_data *td)
 	return 0;
 }
 
+/*
+ * librdmacm opens each RDMA device once per process and caches it; a forked
+ * fio job cannot use a device context its parent opened (uverbs refuses a
+ * file opened under other credentials: "changed security contexts").  So
+ * over RDMA the parent learns the volume size from a short-lived child and
+ * never touches librdmacm itself.
+ */
+static int open_info(struct rblk_client_opts *co, struct rblk_volume_info *info,
+		     char *err, size_t errlen)
+{
+	struct {
+		int ret;
+		struct rblk_volume_info info;
+		char err[256];
+	} m;
+	struct rblk_queue *q;
+	int fds[2], status;
+	pid_t pid;
+
+	if (!co->transport || strcmp(co->transport, "rdma")) {
+		int ret = rblk_queue_open(co, &q, info, err, errlen);
+
+		if (!ret)
+			rblk_queue_close(q);
+		return ret;
+	}
+	if (pipe(fds) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		memset(&m, 0, sizeof(m));
+		m.ret = rblk_queue_open(co, &q, &m.info, m.err, sizeof(m.err));
+		if (!m.ret)
+			rblk_queue_close(q);
+		if (write(fds[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &m, sizeof(m)) != (ssize_t)sizeof(m)) {
+		m.ret = -EIO;
+		snprintf(m.err, sizeof(m.err), "volume probe process died");
+	}
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	snprintf(err, errlen, "%s", m.err);
+	*info = m.info;
+	return m.ret;
+}
+
 /* Parent process: learn the volume size so fio can size the job. */
 static int rblk_fio_setup(struct thread_data *td)
 {
 	struct rblk_volume_info info;
 	struct rblk_client_opts co;
-	struct rblk_queue *q;
 	struct fio_file *f;
 	char err[256];
 	unsigned i;
@@ -190,13 +246,12 @@ static int rblk_fio_setup(struct thread_data *td)
 	if (check_opts(td))
 		return 1;
 	fill_client_opts(td, &co, 1);
-	ret = rblk_queue_open(&co, &q, &info, err, sizeof(err));
+	ret = open_info(&co, &info, err, sizeof(err));
 	if (ret) {
 		log_err("rblk: %s\n", err);
 		td_verror(td, -ret, "rblk login");
 		return 1;
 	}
-	rblk_queue_close(q);
 
 	/* No local file stands behind the volume: name one after it. */
 	if (!td->files_index) {

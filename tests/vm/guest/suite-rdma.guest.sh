@@ -83,7 +83,7 @@ fio_x() {
 	shift 4
 	[ "$tp" = tcp ] && port=$TPORT
 	timeout 240 "$FIO" --ioengine="$ENGINE" --transport="$tp" --host="$IP" \
-		--port="$port" --volume=vol0 --verify_state_save=0 \
+		--port="$port" --volume=vol0 --hostname=rdma-suite --verify_state_save=0 \
 		--output-format=terse --name="$name" "$@" >"$out" 2>&1
 	rc=$?
 	grep -v '^3;' "$out"
