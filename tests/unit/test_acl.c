@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Control-plane units without a network: the config keys of the control
+ * plane (parse, refusals naming the line, round trip), the export
+ * registry's LOGIN decisions (allow_hosts, HMAC challenge), DISCOVER
+ * filtering, session refcounts across delete, and the atomic config save.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "acl.h"
+#include "admin.h"
+#include "auth.h"
+#include "config.h"
+
+static const char good_cfg[] =
+	"[target]\n"
+	"listen_tcp = 127.0.0.1:4420\n"
+	"admin_socket = /run/x/t.sock\n"
+	"volume_dir = /srv/rblk\n"
+	"\n"
+	"[volume a]\n"
+	"backend = null\n"
+	"size = 1M\n"
+	"allow_hosts = h1, 10.0.0.7 ,h2\n"
+	"secret_file = /etc/rblk/a.key\n"
+	"[volume b]\n"
+	"backend = null\n"
+	"size = 2M\n"
+	"allow_hosts =\n"
+	"secret_file =\n";
+
+static void test_config_keys(void **state)
+{
+	struct tgt_config cfg, again;
+	char err[256];
+	char *text;
+
+	assert_int_equal(tgt_config_parse(good_cfg, "t.conf", &cfg, err, sizeof(err)), 0);
+	assert_string_equal(cfg.admin_socket, "/run/x/t.sock");
+	assert_string_equal(cfg.volume_dir, "/srv/rblk");
+	assert_int_equal(cfg.vols[0].n_allow_hosts, 3);
+	assert_string_equal(cfg.vols[0].allow_hosts[1], "10.0.0.7");
+	assert_string_equal(cfg.vols[0].secret_file, "/etc/rblk/a.key");
+	assert_int_equal(cfg.vols[1].n_allow_hosts, 0);
+	assert_null(cfg.vols[1].secret_file);
+	/* Round trip: what the admin socket writes parses to the same. */
+	text = tgt_config_format(&cfg);
+	assert_non_null(text);
+	assert_int_equal(tgt_config_parse(text, "re", &again, err, sizeof(err)), 0);
+	assert_string_equal(again.admin_socket, cfg.admin_socket);
+	assert_string_equal(again.volume_dir, cfg.volume_dir);
+	assert_int_equal(again.vols[0].n_allow_hosts, 3);
+	assert_string_equal(again.vols[0].allow_hosts[2], "h2");
+	assert_string_equal(again.vols[0].secret_file, "/etc/rblk/a.key");
+	assert_null(again.vols[1].secret_file);
+	free(text);
+	tgt_config_free(&again);
+	tgt_config_free(&cfg);
+}
+
+static void test_config_key_refusals(void **state)
+{
+	static const struct { const char *text, *want; } bad[] = {
+		{ "[target]\nadmin_socket = rel.sock\n", "t.conf:2: field 'admin_socket'" },
+		{ "[target]\nvolume_dir = x\n", "t.conf:2: field 'volume_dir'" },
+		{ "[target]\n\n\nvolume_dir = /a\nvolume_dir = /b\n", "t.conf:5: field 'volume_dir' given twice" },
+		{ "[volume v]\nbackend = null\nsize = 1M\nallow_hosts = a, b/c\n",
+		  "t.conf:4: volume 'v': field 'allow_hosts': 'b/c'" },
+		{ "[volume v]\nbackend = null\nsize = 1M\nallow_hosts = ..\n",
+		  "t.conf:4: volume 'v': field 'allow_hosts': '..'" },
+		{ "[volume v]\nbackend = null\nsize = 1M\nallow_hosts = x, x\n", "listed twice" },
+		{ "[volume v]\nbackend = null\nsize = 1M\nsecret_file = k\n", "t.conf:4: field 'secret_file'" },
+		{ "[volume v]\nbackend = null\nsize = 1M\nsecret = abc\n", "t.conf:4: volume 'v': unknown field 'secret'" },
+	};
+	struct tgt_config cfg;
+	char err[256];
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(tgt_config_parse(bad[i].text, "t.conf", &cfg, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("case %u: '%s' lacks '%s'", i, err, bad[i].want);
+		assert_int_equal(cfg.n_vols, 0);
+	}
+}
+
+static char tmpdir[64];
+static char keypath[128];
+
+static int setup(void **state)
+{
+	FILE *f;
+
+	strcpy(tmpdir, "/tmp/rblk-acl-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(keypath, sizeof(keypath), "%s/k", tmpdir);
+	f = fopen(keypath, "w");
+	if (!f)
+		return -1;
+	fputs("0123456789abcdef0123456789abcdef\n", f);
+	fclose(f);
+	return chmod(keypath, 0600);
+}
+
+static int teardown(void **state)
+{
+	char p[160];
+
+	unlink(keypath);
+	snprintf(p, sizeof(p), "%s/t.conf", tmpdir);
+	unlink(p);
+	rmdir(tmpdir);
+	return 0;
+}
+
+/* Registers volumes a (hosts h1 + 10.0.0.7, secret) and b (open). */
+static void load_exports(void)
+{
+	struct tgt_config cfg;
+	char text[1024], err[256];
+
+	snprintf(text, sizeof(text),
+		 "[volume a]\nbackend = null\nsize = 1M\nallow_hosts = h1, 10.0.0.7\nsecret_file = %s\n"
+		 "[volume b]\nbackend = null\nsize = 2M\n", keypath);
+	assert_int_equal(tgt_config_parse(text, "t", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(tgt_exports_init(2), 0);
+	if (tgt_exports_load(&cfg, err, sizeof(err)))
+		fail_msg("load: %s", err);
+	tgt_config_free(&cfg);
+}
+
+static struct rblk_login mklogin(const char *vol, const char *host)
+{
+	struct rblk_login l;
+
+	memset(&l, 0, sizeof(l));
+	snprintf(l.volume, sizeof(l.volume), "%s", vol);
+	snprintf(l.host, sizeof(l.host), "%s", host);
+	l.queue_depth = 8;
+	return l;
+}
+
+static void test_login_decisions(void **state)
+{
+	struct tgt_auth_state st;
+	struct tgt_session *s;
+	struct rblk_login l;
+	struct rblk_secret key;
+	uint8_t nonce[RBLK_NONCE_LEN], nonce2[RBLK_NONCE_LEN];
+	char err[256];
+
+	load_exports();
+	assert_int_equal(rblk_auth_load_secret(keypath, &key, err, sizeof(err)), 0);
+
+	/* Unknown volume, host not listed (by name or address). */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("zz", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", NULL, 0, &s, nonce), RBLK_S_NO_SUCH_VOLUME);
+	assert_null(s);
+	l = mklogin("a", "h9");
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", NULL, 0, &s, nonce), RBLK_S_ACCESS_DENIED);
+
+	/* Allowed host: challenge, then wrong MAC -> AUTH_FAILED. */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	assert_true(st.challenged);
+	memset(l.auth_mac, 0x5a, sizeof(l.auth_mac));
+	l.has_mac = 1;
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
+	/* A MAC for another connection's nonce is refused (fresh nonces). */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", NULL, 0, &s, nonce2), RBLK_S_AUTH_REQUIRED);
+	assert_memory_not_equal(nonce, nonce2, RBLK_NONCE_LEN);
+	assert_int_equal(rblk_auth_mac(&key, nonce, "a", "h1", l.auth_mac), 0);
+	l.has_mac = 1;
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
+	/* Second LOGIN naming another host than challenged: refused. */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	l = mklogin("a", "other");
+	assert_int_equal(rblk_auth_mac(&key, nonce, "a", "other", l.auth_mac), 0);
+	l.has_mac = 1;
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
+	/* Right MAC; host admitted by its peer address. */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "anyname");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", NULL, 1, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	assert_int_equal(rblk_auth_mac(&key, nonce, "a", "anyname", l.auth_mac), 0);
+	l.has_mac = 1;
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", NULL, 1, &s, nonce), RBLK_S_OK);
+	assert_non_null(s);
+	assert_int_equal(s->size, 1 << 20);
+	tgt_session_account(s, RBLK_OP_WRITE, 4096, 3000, false);
+	tgt_session_account(s, RBLK_OP_READ, 0, 1000, true);
+	assert_int_equal(s->stats.op[TGT_STAT_WRITE].bytes, 4096);
+	assert_int_equal(s->exp->stats[1].op[TGT_STAT_READ].errors, 1);
+	assert_int_equal(s->exp->stats[1].op[TGT_STAT_WRITE].hist[1], 1);	/* 3 us */
+
+	/* Delete while attached: refused, then forced; the session keeps its
+	 * export alive until it closes. */
+	assert_int_equal(tgt_export_remove("a", false), -EBUSY);
+	assert_int_equal(tgt_export_remove("a", true), 0);
+	assert_true(tgt_session_orphaned(s));
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	{
+		struct tgt_session *s2;
+
+		assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", NULL, 0, &s2, nonce),
+				 RBLK_S_NO_SUCH_VOLUME);
+	}
+	assert_string_equal(s->exp->name, "a");		/* still valid memory */
+	tgt_session_close(s);				/* last ref: closes */
+	assert_int_equal(tgt_export_remove("a", false), -ENOENT);
+
+	/* Open volume b: no secret, any host, MAC ignored. */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("b", "whoever");
+	assert_int_equal(tgt_acl_login(&st, &l, "1.1.1.1:1", NULL, 0, &s, nonce), RBLK_S_OK);
+	assert_int_equal(s->size, 2 << 20);
+	/* Resize publishes to new logins; this session keeps 2M. */
+	assert_int_equal(tgt_export_set_size("b", 4 << 20), 0);
+	assert_int_equal(s->size, 2 << 20);
+	tgt_session_close(s);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(tgt_acl_login(&st, &l, "1.1.1.1:1", NULL, 0, &s, nonce), RBLK_S_OK);
+	assert_int_equal(s->size, 4 << 20);
+	tgt_session_close(s);
+	tgt_exports_fini();
+}
+
+static void test_discover_filter(void **state)
+{
+	struct rblk_discover_entry e[4];
+	char *hosts[] = { "h1" };
+
+	load_exports();
+	assert_int_equal(tgt_acl_discover("h9", "1.2.3.4:1", e, 4), 1);
+	assert_string_equal(e[0].volume, "b");
+	assert_int_equal(tgt_acl_discover("h1", "1.2.3.4:1", e, 4), 2);
+	assert_int_equal(tgt_acl_discover("x", "10.0.0.7:1", e, 4), 2);
+	assert_int_equal(tgt_acl_discover("x", "[fe80::1]:1", e, 4), 1);
+	assert_int_equal(tgt_acl_discover("h1", "1.2.3.4:1", e, 1), 1);	/* max */
+	/* Replacing the list takes effect at once. */
+	assert_int_equal(tgt_export_set_hosts("b", hosts, 1), 0);
+	assert_int_equal(tgt_acl_discover("h9", "1.2.3.4:1", e, 4), 0);
+	assert_int_equal(tgt_export_set_hosts("zz", hosts, 1), -ENOENT);
+	tgt_exports_fini();
+}
+
+static void test_save_config_atomic(void **state)
+{
+	struct tgt_config cfg, back;
+	char path[160], err[256], tmpl[200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/t.conf", tmpdir);
+	assert_int_equal(tgt_config_parse(good_cfg, "g", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(tgt_admin_save_config(path, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);	/* new file: 0600 */
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(tgt_admin_save_config(path, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);	/* mode kept */
+	assert_int_equal(tgt_config_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.n_vols, 2);
+	tgt_config_free(&back);
+	/* No temp file left behind. */
+	snprintf(tmpl, sizeof(tmpl), "ls -a %s | grep -q tmp", tmpdir);
+	assert_int_not_equal(system(tmpl), 0);
+	/* A directory that does not exist: error, message says where. */
+	assert_int_equal(tgt_admin_save_config("/nonexistent-dir/t.conf", &cfg, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent-dir"));
+	tgt_config_free(&cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_keys),
+		cmocka_unit_test(test_config_key_refusals),
+		cmocka_unit_test(test_login_decisions),
+		cmocka_unit_test(test_discover_filter),
+		cmocka_unit_test(test_save_config_atomic),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
