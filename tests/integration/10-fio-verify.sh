@@ -159,6 +159,17 @@ case_login_refused() {
 	grep -q "no such volume" "$out" || { cat "$out"; echo "no clear reason"; return 1; }
 }
 
+# The shipped example job file runs as documented (4 jobs, verify).
+case_example_jobfile() {
+	local out=$T/example.out
+	RBLK_FIO_ENGINE=$FIO_ENGINE RBLK_HOST=127.0.0.1 RBLK_PORT=$PORT \
+		RBLK_VOLUME=vol0 timeout 120 "$FIO_BIN" --output-format=terse \
+		"$RBLK_ROOT/tools/fio/examples/verify.fio" >"$out" 2>&1 ||
+		{ cat "$out"; echo "examples/verify.fio failed"; return 1; }
+	# 4 jobs x 25% of 64 MiB written and verified (group_reporting: one line).
+	fio_ok "$out" 65536 65536
+}
+
 # expect_refused NAME PATTERN FIO-ARGS...: fio must fail, saying PATTERN.
 expect_refused() {
 	local name=$1 pat=$2
@@ -226,6 +237,7 @@ run_case trim-zeroes case_trim "$T/uring.img"
 run_case flush-fdatasync-fua case_flush_fua
 run_case verify-catches-corruption case_verify_catches_corruption "$T/uring.img"
 run_case login-refused case_login_refused
+run_case example-jobfile case_example_jobfile
 run_case other-fio-binary case_other_fio
 run_case auth-secret-hostname case_auth
 stop_target
