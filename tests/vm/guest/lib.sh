@@ -96,6 +96,10 @@ _case_show() {
 }
 
 run_case() {
+	# Suites may run under set -e: the runner's own failing tests must not
+	# abort them ("local -" restores the options on return).
+	local -
+	set +e
 	local tmo=$CASE_TIMEOUT allow_warn=0 o OPTIND=1
 	while getopts "t:W" o; do
 		case $o in
