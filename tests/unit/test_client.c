@@ -37,6 +37,7 @@ enum misbehave {
 	MB_SILENT,		/* never answer */
 	MB_DATA_ON_WRITE,	/* data bytes after a WRITE response */
 	MB_HUGE_LENGTH,		/* header length far above max_io */
+	MB_MUTE_LOGIN,		/* accept, read LOGIN, never answer */
 };
 
 struct fake {
@@ -158,6 +159,8 @@ static void *fake_main(void *arg)
 
 			if (rblk_decode_login(buf, len, &l) != RBLK_S_OK)
 				break;
+			if (f->mb == MB_MUTE_LOGIN)
+				continue;
 			if (strcmp(l.volume, "vol0"))
 				r.status = RBLK_S_NO_SUCH_VOLUME;
 			if (l.queue_depth < r.queue_depth)
@@ -495,6 +498,28 @@ static void test_reap_timeout(void **state)
 	fake_stop(f);
 }
 
+static void test_login_timeout(void **state)
+{
+	struct fake *f = fake_start(MB_MUTE_LOGIN, 0, DEPTH);
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .port = f->port, .volume = "vol0",
+		.hostname = "unit-test", .timeout_ms = 300,
+	};
+	struct rblk_queue *q = NULL;
+	struct timespec a, b;
+	char err[256];
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(rblk_queue_open(&o, &q, NULL, err, sizeof(err)), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	assert_true(ms >= 250 && ms < 3000);
+	assert_non_null(strstr(err, "LOGIN_RSP"));
+	assert_null(q);
+	fake_stop(f);
+}
+
 static void test_discover(void **state)
 {
 	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
@@ -529,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_data_on_write),
 		cmocka_unit_test(test_huge_length),
 		cmocka_unit_test(test_reap_timeout),
+		cmocka_unit_test(test_login_timeout),
 		cmocka_unit_test(test_discover),
 	};
 
