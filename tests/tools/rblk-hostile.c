@@ -7,6 +7,8 @@
  *
  *   rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S]
  *                [--idle SECONDS]   (idle-no-login: how long to wait)
+ *                [--offset BYTES]   (io-error: where a fault volume fails;
+ *                                    not part of "all"/"list")
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -31,7 +33,8 @@
 static const char *g_host, *g_port, *g_vol;
 static unsigned g_garbage_bytes = 4096;
 static unsigned g_seed = 1;
-static unsigned g_idle = 15;	/* seconds the target may take to drop an idle opening */
+static unsigned g_idle = 15;
+static uint64_t g_offset;	/* io-error: where the store fails */	/* seconds the target may take to drop an idle opening */
 
 /* ---- socket helpers ------------------------------------------------- */
 
@@ -602,6 +605,51 @@ static bool case_idle_no_login(void)
 	return closed;
 }
 
+static bool case_discover(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_discover)], hdr[sizeof(struct rblk_wire_discover_rsp)];
+	uint8_t ent[sizeof(struct rblk_wire_discover_entry)], cmd[64];
+	struct rblk_discover_entry e;
+	uint16_t st, count;
+	int fd = dial(), found = 0;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
+	/* a command pipelined behind DISCOVER must not be executed */
+	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, 0, 0, 0, 0));
+	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
+	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count) != RBLK_S_OK) {
+		printf("  got: no/garbled DISCOVER_RSP\n");
+		close(fd);
+		return false;
+	}
+	for (unsigned i = 0; i < count; i++) {
+		if (recv_exact(fd, ent, sizeof(ent), 3000) != 1 ||
+		    rblk_decode_discover_entry(ent, &e) != RBLK_S_OK)
+			break;
+		found += !strcmp(e.volume, g_vol);
+	}
+	printf("  got: DISCOVER_RSP %s, %u volume(s), %s listed\n",
+	       rblk_status_str(st), count, found ? g_vol : "not");
+	ok = st == RBLK_S_OK && found == 1 && expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+/* Not in "all": needs a fault volume failing reads at --offset. */
+static bool case_io_error(void)
+{
+	return simple_status(RBLK_OP_READ, 0, 2, g_offset, 4096, 0,
+			     RBLK_S_IO_ERROR, -2, NULL, true) &&
+	       simple_status(RBLK_OP_WRITE, RBLK_CMD_F_FUA, 3, g_offset, 4096,
+			     4096, RBLK_S_IO_ERROR, -2, NULL, true) &&
+	       /* next to the fault everything works */
+	       simple_status(RBLK_OP_READ, 0, 2, g_offset ? 0 : 1u << 20,
+			     4096, 0, RBLK_S_OK, -2, NULL, true);
+}
+
 static bool case_garbage_after_login(void)
 {
 	struct rblk_login_rsp lr;
@@ -652,33 +700,36 @@ static bool case_flood_no_read(void)
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
+	bool not_in_all;
 };
 
 static const struct hcase cases[] = {
-	{ "truncated", case_truncated },
-	{ "truncated-write", case_truncated_write },
-	{ "oversized", case_oversized },
-	{ "out-of-range", case_out_of_range },
-	{ "beyond-end", case_beyond_end },
-	{ "misaligned", case_misaligned },
-	{ "bad-version", case_bad_version },
-	{ "hdr-reserved", case_hdr_reserved },
-	{ "bad-opcode", case_bad_opcode },
-	{ "reserved", case_reserved },
-	{ "bad-tag", case_bad_tag },
-	{ "dup-tag", case_dup_tag },
-	{ "huge-nsge", case_huge_nsge },
-	{ "too-large-io", case_too_large_io },
-	{ "write-no-data", case_write_no_data },
-	{ "cmd-before-login", case_cmd_before_login },
-	{ "wrong-type", case_wrong_type },
-	{ "second-login", case_second_login },
-	{ "login-bad", case_login_bad },
-	{ "ctrl-too-long", case_ctrl_too_long },
-	{ "garbage", case_garbage },
-	{ "garbage-after-login", case_garbage_after_login },
-	{ "flood-no-read", case_flood_no_read },
-	{ "idle-no-login", case_idle_no_login },
+	{ .name = "truncated", .fn = case_truncated },
+	{ .name = "truncated-write", .fn = case_truncated_write },
+	{ .name = "oversized", .fn = case_oversized },
+	{ .name = "out-of-range", .fn = case_out_of_range },
+	{ .name = "beyond-end", .fn = case_beyond_end },
+	{ .name = "misaligned", .fn = case_misaligned },
+	{ .name = "bad-version", .fn = case_bad_version },
+	{ .name = "hdr-reserved", .fn = case_hdr_reserved },
+	{ .name = "bad-opcode", .fn = case_bad_opcode },
+	{ .name = "reserved", .fn = case_reserved },
+	{ .name = "bad-tag", .fn = case_bad_tag },
+	{ .name = "dup-tag", .fn = case_dup_tag },
+	{ .name = "huge-nsge", .fn = case_huge_nsge },
+	{ .name = "too-large-io", .fn = case_too_large_io },
+	{ .name = "write-no-data", .fn = case_write_no_data },
+	{ .name = "cmd-before-login", .fn = case_cmd_before_login },
+	{ .name = "wrong-type", .fn = case_wrong_type },
+	{ .name = "second-login", .fn = case_second_login },
+	{ .name = "login-bad", .fn = case_login_bad },
+	{ .name = "ctrl-too-long", .fn = case_ctrl_too_long },
+	{ .name = "garbage", .fn = case_garbage },
+	{ .name = "garbage-after-login", .fn = case_garbage_after_login },
+	{ .name = "flood-no-read", .fn = case_flood_no_read },
+	{ .name = "idle-no-login", .fn = case_idle_no_login },
+	{ .name = "discover", .fn = case_discover },
+	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 };
 
 static bool run_case(const struct hcase *c)
@@ -722,6 +773,8 @@ int main(int argc, char **argv)
 			g_garbage_bytes = strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--seed"))
 			g_seed = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--offset"))
+			g_offset = strtoull(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--idle"))
 			g_idle = strtoul(argv[i + 1], NULL, 0);
 	}
@@ -729,11 +782,13 @@ int main(int argc, char **argv)
 		g_garbage_bytes = 1;
 	if (!strcmp(which, "list")) {
 		for (unsigned i = 0; i < n; i++)
-			printf("%s\n", cases[i].name);
+			if (!cases[i].not_in_all)
+				printf("%s\n", cases[i].name);
 		return 0;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (strcmp(which, "all") && strcmp(which, cases[i].name))
+		if (strcmp(which, "all") ? strcmp(which, cases[i].name)
+					  : cases[i].not_in_all)
 			continue;
 		found = true;
 		if (!run_case(&cases[i]))
