@@ -487,7 +487,7 @@ int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
 	RBLK_DBG(RBLK_DBG_IO, "submit tag %u %s off %llu len %u", tag,
 		 rblk_opcode_str(io->opcode), (unsigned long long)io->offset,
 		 io->length);
-	ret = q->ops->submit(q->conn, io);
+	ret = q->ops->submit(q->conn, q, io);
 	if (ret == -EINVAL) {
 		/* Nothing was sent (e.g. buffer not registered): give the tag back. */
 		q->busy[tag] = 0;

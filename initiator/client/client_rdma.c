@@ -554,7 +554,8 @@ static int build_sgl(const struct rblk_client_conn *c, void *buf, uint32_t len,
 	return (int)n;
 }
 
-static int rdma_submit(struct rblk_client_conn *c, struct rblk_io *io)
+static int rdma_submit(struct rblk_client_conn *c, struct rblk_queue *q,
+		       struct rblk_io *io)
 {
 	uint8_t *cap = c->io_buf + (size_t)io->tag * c->capsule_size;
 	uint8_t *tail = cap + sizeof(struct rblk_wire_cmd);

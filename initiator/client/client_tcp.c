@@ -7,13 +7,15 @@
  * responses cost one recv(), and READ data beyond what is staged is received
  * straight into io->buf.
  *
- * Why a blocking-style send (wait for socket space) cannot deadlock: the core
- * never has more than the granted depth commands outstanding (a tag stays
- * taken until reaped), and the target keeps reading a connection while it
- * has a free slot for it, even when its own responses are waiting for us to
- * read them.  Every command we send therefore finds a slot and is drained,
- * so the target never stops reading while we wait to write.  A target that
- * accepts no byte for SEND_STALL_MS is treated as dead.
+ * Why waiting for socket space in submit cannot deadlock: the core never has
+ * more than the granted depth commands outstanding (a tag stays taken until
+ * reaped), so the target always has a slot for what we send.  A slot is not
+ * enough, though: the target may stop reading us when its data buffers are
+ * all held by READ answers stuck behind our full receive buffer (seen with
+ * 64 x 1 MiB randrw).  So while submit waits to write, it keeps reading
+ * responses (completing them into the core's done ring, which has room for
+ * every tag), and the target's buffers drain.  A target that takes and
+ * sends nothing for SEND_STALL_MS is treated as dead.
  */
 #include "client_transport.h"
 #include "log.h"
@@ -291,7 +293,59 @@ static int tcp_start(struct rblk_client_conn *c, const struct rblk_client_geomet
 	return c->stage ? 0 : -ENOMEM;
 }
 
-static int tcp_submit(struct rblk_client_conn *c, struct rblk_io *io)
+static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeout_ms);
+
+/*
+ * Sends all of iov; while the socket is full, receives responses instead of
+ * just waiting (see the top of this file).  Modifies iov.
+ */
+static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
+			 struct iovec *iov, int cnt)
+{
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+	int64_t stall = now_ms() + SEND_STALL_MS;
+	struct pollfd pfd = { .fd = c->fd };
+	ssize_t n;
+	int ret;
+
+	while (msg.msg_iovlen) {
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n >= 0) {
+			stall = now_ms() + SEND_STALL_MS;
+			while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
+				n -= (ssize_t)msg.msg_iov->iov_len;
+				msg.msg_iov++;
+				msg.msg_iovlen--;
+			}
+			if (msg.msg_iovlen) {
+				msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
+				msg.msg_iov->iov_len -= (size_t)n;
+			}
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		pfd.events = POLLOUT | POLLIN;
+		ret = poll(&pfd, 1, left_ms(stall));
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (ret == 0)
+			return -ETIMEDOUT;
+		if (ret > 0 && (pfd.revents & POLLIN)) {
+			ret = tcp_poll(c, q, 0);
+			if (ret < 0)
+				return ret;
+			if (ret > 0)
+				stall = now_ms() + SEND_STALL_MS;
+		}
+	}
+	return 0;
+}
+
+static int tcp_submit(struct rblk_client_conn *c, struct rblk_queue *q,
+		      struct rblk_io *io)
 {
 	uint8_t capsule[sizeof(struct rblk_wire_cmd)];
 	struct rblk_cmd cmd = {
@@ -309,7 +363,7 @@ static int tcp_submit(struct rblk_client_conn *c, struct rblk_io *io)
 
 	cmd.inline_len = data;
 	rblk_encode_cmd(capsule, &cmd, (uint32_t)sizeof(capsule) + data);
-	return send_iov(c->fd, iov, data ? 2 : 1, SEND_STALL_MS);
+	return send_draining(c, q, iov, data ? 2 : 1);
 }
 
 /*

@@ -91,11 +91,15 @@ struct rblk_client_transport_ops {
 	 * checked opcode, length <= max_io and that the tag is free; the
 	 * target gets at most queue_depth commands at once).  WRITE data goes
 	 * with it (TCP: in-band after the capsule; RDMA: inline or as keyed
-	 * SGEs of a registered buffer).  May block briefly for socket space.
-	 * Returns 0, -EINVAL if io->buf is not usable (e.g. not registered),
-	 * or another -errno when the connection failed.
+	 * SGEs of a registered buffer).  May wait for socket space, and must
+	 * then keep receiving responses (as poll does, completing them
+	 * through q): a target whose buffers are all held by answers we have
+	 * not read stops reading us, and only our reading frees them.
+	 * Returns 0, -EINVAL if io->buf is not usable (e.g. not registered;
+	 * nothing was sent), or another -errno when the connection failed.
 	 */
-	int (*submit)(struct rblk_client_conn *c, struct rblk_io *io);
+	int (*submit)(struct rblk_client_conn *c, struct rblk_queue *q,
+		      struct rblk_io *io);
 
 	/*
 	 * Required.  Makes progress: waits up to timeout_ms (0: only what is

@@ -88,6 +88,13 @@ case_randrw_bs() {	# BS
 		--size="$size" --verify=crc32c --io_size=16M
 }
 
+# 64 x 1 MiB in flight both ways: the target runs out of buffers while its
+# READ answers wait for us, so the engine must read while it sends.
+case_big_duplex() {
+	fio_run big-duplex 1 1 --rw=randrw --bs=1M --iodepth=64 --size=64M \
+		--io_size=256M --verify=crc32c
+}
+
 case_numjobs() {
 	# 4 connections, each its own 16 MiB slice, all verified.
 	fio_run numjobs4 $((4 * 16384)) $((4 * 16384)) --numjobs=4 \
@@ -226,6 +233,7 @@ for backend in uring aio; do
 		run_case "$backend-randrw-verify-$bs" case_randrw_bs "$bs"
 	done
 	run_case "$backend-numjobs4-verify" case_numjobs
+	[ "$backend" = uring ] && run_case uring-randrw-1M-qd64 case_big_duplex
 	stop_target
 	start_backend "$backend" "max_queue_depth = 8"
 	run_case "$backend-iodepth-above-grant" case_depth_over_grant

@@ -230,6 +230,14 @@ static struct fake *fake_start(enum misbehave mb, unsigned batch, uint16_t grant
 	f->vol = calloc(1, VOL_SIZE);
 	f->lfd = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(f->lfd >= 0);
+	{
+		/* Small buffers (inherited by the accepted socket): a 1 MiB
+		 * answer blocks the fake until the client reads it. */
+		int sz = 64 << 10;
+
+		setsockopt(f->lfd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		setsockopt(f->lfd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
 	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(f->lfd, 4), 0);
 	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &alen), 0);
@@ -413,6 +421,63 @@ static void test_big_read(void **state)
 	free(big);
 }
 
+/*
+ * Full duplex without reaping: 1 MiB READ answers fill our receive buffer
+ * while we send 1 MiB WRITEs; the fake target (like a target out of
+ * buffers) stops reading until its answer is taken.  Submit must drain
+ * answers while it waits to write, or both sides wait for each other.
+ */
+static void test_submit_drains_responses(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	const uint32_t mib = 1u << 20;
+	uint8_t *buf = malloc((size_t)DEPTH * mib);
+	struct rblk_io io[DEPTH], *done[DEPTH];
+	struct timespec a, b;
+	unsigned got = 0;
+
+	assert_non_null(buf);
+	/* Small socket buffers on our side too, so 1 MiB never just fits. */
+	{
+		int sz = 64 << 10, fd = rblk_queue_fd(q);
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+	fill(f->vol, VOL_SIZE, 9);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (unsigned i = 0; i < DEPTH; i++) {
+		int rd = !(i & 1);
+
+		if (!rd)
+			fill(buf + (size_t)i * mib, mib, i);
+		io[i] = (struct rblk_io) { .opcode = rd ? RBLK_OP_READ : RBLK_OP_WRITE,
+					   .offset = (uint64_t)(i / 2) * mib +
+						     (rd ? 0 : 4ull * mib),
+					   .length = mib, .buf = buf + (size_t)i * mib };
+		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
+	}
+	while (got < DEPTH) {
+		int n = rblk_queue_reap(q, done, 1, DEPTH, 5000);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(done[i]->status, RBLK_S_OK);
+		got += (unsigned)n;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	assert_true(b.tv_sec - a.tv_sec < 10);
+	for (unsigned i = 0; i < DEPTH; i += 2)
+		assert_memory_equal(buf + (size_t)i * mib, f->vol + (size_t)(i / 2) * mib, mib);
+	for (unsigned i = 1; i < DEPTH; i += 2)
+		assert_memory_equal(f->vol + (4 + (size_t)(i / 2)) * mib,
+				    buf + (size_t)i * mib, mib);
+	rblk_queue_close(q);
+	fake_stop(f);
+	free(buf);
+}
+
 static void test_invalid_io(void **state)
 {
 	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
@@ -546,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_roundtrip_out_of_order),
 		cmocka_unit_test(test_big_read),
+		cmocka_unit_test(test_submit_drains_responses),
 		cmocka_unit_test(test_invalid_io),
 		cmocka_unit_test(test_bad_tag),
 		cmocka_unit_test(test_short_read),
