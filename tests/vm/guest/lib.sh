@@ -24,6 +24,7 @@
 #   when it ends either way.  A kernel WARN or Oops during the case (the
 #   kernel's warn_count/oops_count grow) makes it FAIL unless -W is given.
 #   Only cases whose name matches the glob $RBLK_VM_CASES (default *) run.
+#   Inside a case: skip, fail, log, need_cmd, need_build, wait_until, nap.
 # cases_done
 #   Prints a summary and exits 1 if any case failed, else 0.
 
@@ -50,14 +51,22 @@ need_build() {	# FILE...: skip when a build product (relative to $RBLK_BUILD) is
 	local f
 	for f; do [ -e "$RBLK_BUILD/$f" ] || skip "$RBLK_BUILD/$f not built"; done
 }
-wait_until() {	# SECS CMD...: poll CMD every 0.1 s until it succeeds; 1 on timeout
-	local secs=$1 i
+wait_until() {	# SECS CMD...: poll CMD every 0.1 s until it succeeds; 1 after SECS
+	local secs=$1 now end
 	shift
-	for ((i = 0; i < secs * 10; i++)); do
+	now=${EPOCHREALTIME/./}
+	end=$((10#$now + secs * 1000000))
+	while :; do
 		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
+		now=${EPOCHREALTIME/./}
+		((10#$now < end)) || return 1
+		nap 0.1
 	done
-	return 1
+}
+nap() {		# SECS: sleep without starting a program (read times out on an idle pipe)
+	[ -n "${_nap_fd:-}" ] || exec {_nap_fd}<> <(:)
+	read -rt "$1" -u "$_nap_fd" _ || true
+	return 0
 }
 
 # --- the runner ---------------------------------------------------------------
