@@ -195,11 +195,29 @@ static void adopt(struct tgt_reactor *r, struct tgt_work *w)
 		post_recv(tc);
 }
 
+/*
+ * No Nagle (responses are latency bound); keepalive and a user timeout so
+ * that a peer that vanished (power loss, cable) is noticed within about a
+ * minute and its buffers and request slots come back.
+ */
+static void set_sockopts(int fd)
+{
+	int one = 1, idle = 30, intvl = 10, cnt = 3;
+	unsigned user_timeout_ms = 60000;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
+		   sizeof(user_timeout_ms));
+}
+
 static int tcp_accept(struct tgt_listener *l)
 {
 	for (;;) {
 		struct tcp_conn *tc;
-		int one = 1;
 		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -214,7 +232,7 @@ static int tcp_accept(struct tgt_listener *l)
 			}
 			return -errno;
 		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		set_sockopts(fd);
 		tc = calloc(1, sizeof(*tc));
 		if (tc)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
