@@ -215,6 +215,7 @@ static int parse_listen_tcp(struct parser *p, char *v)
 enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
+	K_RDMA_POLL,
 };
 enum { K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE };
 
@@ -224,6 +225,7 @@ static const char *const target_keys[] = {
 	[K_MAX_QD] = "max_queue_depth", [K_BUFFER_MB] = "reactor_buffer_mb",
 	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
 	[K_LOGIN_TIMEOUT] = "login_timeout",
+	[K_RDMA_POLL] = "rdma_poll",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -330,6 +332,13 @@ static int target_key(struct parser *p, int k, char *v)
 		if (parse_uint(v, 3600, &u))
 			return perr(p, "field 'login_timeout': '%s' is not a number of seconds 0..3600 (0 = none)", v);
 		cfg->login_timeout = u;
+		return 0;
+	case K_RDMA_POLL:
+		/* event: sleep on the completion channel; busy: spin (lowest
+		 * latency, one core per reactor). */
+		if (strcmp(v, "event") && strcmp(v, "busy"))
+			return perr(p, "field 'rdma_poll': '%s' is not event|busy", v);
+		cfg->rdma_busy_poll = !strcmp(v, "busy");
 		return 0;
 	}
 	return 0;
@@ -649,6 +658,8 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "volume_dir = %s\n", cfg->volume_dir);
 	if (cfg->login_timeout != TGT_CFG_DEFAULT_LOGIN_TIMEOUT)
 		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
+	if (cfg->rdma_busy_poll)
+		sb_printf(&b, "rdma_poll = busy\n");
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 

@@ -42,6 +42,7 @@ struct tgt_config {
 	unsigned max_queue_depth;	/* <= RBLK_MAX_QUEUE_DEPTH */
 	unsigned buffer_mb;		/* per-reactor I/O buffer memory */
 	unsigned login_timeout;		/* seconds to complete LOGIN; 0 = none */
+	bool    rdma_busy_poll;		/* rdma_poll = busy: spin on the CQs */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */
 	struct tgt_volume_cfg *vols;	/* malloc'd array */

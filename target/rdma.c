@@ -124,6 +124,7 @@ struct rdma_conn {
 	struct __kernel_timespec drain_ts;
 	unsigned rx_posted;		/* receives the device still owns */
 	bool cm_armed, cq_armed, tmo_armed, in_handler;
+	bool busy_poll;			/* rdma_poll = busy: cq_ev is deferred, not a poll */
 	bool established, closing, disconnecting, failed, freeing, destroyed;
 	bool resume_queued;
 	bool send_drained;		/* send marker came back */
@@ -356,7 +357,9 @@ static void handle_cq(struct rdma_conn *rc)
 	struct ibv_wc wc[CQ_BATCH];
 	int n;
 
-	if (rblk_rdma_cq_rearm(rc->cc, rc->cq) < 0)
+	/* Event mode: take the channel event and re-arm before polling, so a
+	 * completion arriving after the poll raises a new event. */
+	if (!rc->busy_poll && rblk_rdma_cq_rearm(rc->cc, rc->cq) < 0)
 		fail_conn(rc, "completion channel failed");
 	do {
 		n = rblk_rdma_poll(rc->cq, CQ_BATCH, wc);
@@ -389,6 +392,18 @@ static void handle_cq(struct rdma_conn *rc)
 	} while (n == CQ_BATCH);
 }
 
+/* Waits for the next completions: a poll on the completion channel, or in
+ * busy mode another turn of the reactor loop (which then never sleeps). */
+static void arm_cq(struct rdma_conn *rc)
+{
+	if (rc->busy_poll) {
+		rc->cq_armed = true;
+		tgt_reactor_defer(rc->c.r, &rc->cq_ev, 0);
+		return;
+	}
+	arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
+}
+
 static void cq_ready(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cq_ev);
@@ -400,7 +415,7 @@ static void cq_ready(struct tgt_event *ev, int res, uint32_t flags)
 		handle_cq(rc);
 		rc->in_handler = false;
 		if (!rc->freeing)
-			arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
+			arm_cq(rc);
 		tgt_conn_put(&rc->c);
 	}
 	maybe_destroy(rc);
@@ -802,7 +817,8 @@ static void rdma_free(struct tgt_conn *c)
 	rc->freeing = true;
 	if (rc->cm_armed)
 		cancel_poll(rc, &rc->cm_ev);
-	if (rc->cq_armed)
+	/* A deferred busy-poll turn comes back by itself. */
+	if (rc->cq_armed && !rc->busy_poll)
 		cancel_poll(rc, &rc->cq_ev);
 	if (rc->tmo_armed) {
 		struct io_uring_sqe *sqe = tgt_reactor_sqe(c->r);
@@ -856,7 +872,7 @@ static void conn_start(struct tgt_reactor *r, struct tgt_work *w)
 	tgt_conn_init(&rc->c, &tgt_transport_rdma, rc->srv, r, peer);
 	tgt_conn_get(&rc->c);	/* the transport's, dropped when drained */
 	arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
-	arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
+	arm_cq(rc);
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: RDMA connection, depth %u",
 		 tgt_reactor_id(r), peer, rc->depth);
 }
@@ -897,6 +913,7 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 		return;
 	}
 	rc->srv = l->srv;
+	rc->busy_poll = l->srv->cfg.rdma_busy_poll;
 	rc->depth = depth;
 	rc->dev = dev_get(l, id->verbs);
 	if (!rc->dev || !r)

@@ -71,7 +71,8 @@ static const struct hcase cases[] = {
 	{ "cm-bad-magic", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect private data with a wrong magic" },
 	{ "cm-bad-version", EXP_REJECT, RBLK_S_BAD_VERSION, "connect private data with version 99" },
 	{ "cm-depth0", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect asking for queue depth 0" },
-	{ "cm-short", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect with 4 bytes of private data" },
+	/* The CM pads private data to 56 bytes with zeros: version 0. */
+	{ "cm-short", EXP_REJECT, RBLK_S_BAD_VERSION, "connect with 4 bytes of private data" },
 	{ "io-before-login", EXP_CLOSED, 0, "READ before LOGIN" },
 	{ "bad-opcode", EXP_STATUS, RBLK_S_INVALID_OPCODE, "capsule with opcode 99" },
 	{ "too-many-sge", EXP_STATUS, RBLK_S_TOO_LARGE, "READ with more descriptors than negotiated" },

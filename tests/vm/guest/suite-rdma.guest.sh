@@ -20,7 +20,8 @@ need_rdma() {
 	need_build rblk-target rblk-fio.so tests/tools/rdma_probe
 }
 
-# write_conf FILE BACKEND IMG [SIZE]: one volume, TCP and RDMA listeners.
+# write_conf FILE BACKEND IMG [SIZE [EXTRA-TARGET-LINE]]: one volume, TCP
+# and RDMA listeners.
 write_conf() {
 	cat >"$1" <<CONF
 [target]
@@ -29,6 +30,7 @@ listen_rdma = $IP:$RPORT
 reactors = 2
 reactor_buffer_mb = 32
 admin_socket = $CASE_TMP/target.sock
+${5:-}
 
 [volume vol0]
 path = $3
@@ -107,13 +109,26 @@ case_fio_verify() {	# BACKEND
 	write_conf tgt.conf "$be" "$CASE_TMP/vol.img" 64M
 	start_tgt tgt.conf
 	for bs in 512 4k 64k 1m; do
-		case $bs in 512) size=512k ;; 4k) size=2M ;; 64k) size=4M ;; *) size=8M ;; esac
+		case $bs in 512) size=256k ;; 4k) size=1M ;; 64k) size=2M ;; *) size=4M ;; esac
 		log "bs=$bs size=$size x 4 jobs"
 		fio_x rdma "rw-$bs" 1 1 --rw=randwrite --bs="$bs" --size="$size" \
 			--numjobs=4 --offset_increment=16M --iodepth=16 \
 			--verify=crc32c || fail "fio randwrite+verify bs=$bs ($be) failed"
 	done
 	grep -q "logged in" "$CASE_TMP/tgt.log" || fail "no LOGIN seen in the target log"
+	alive
+	stop_tgt
+}
+
+# rdma_poll = busy: the reactors spin on the CQs instead of sleeping on
+# the completion channels; same data path, so the same verify must pass.
+case_busy_poll() {
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "rdma_poll = busy"
+	start_tgt tgt.conf
+	fio_x rdma busy 1 1 --rw=randwrite --bs=16k --size=2M --numjobs=2 \
+		--offset_increment=16M --iodepth=8 --verify=crc32c ||
+		fail "fio verify with rdma_poll = busy failed"
 	alive
 	stop_tgt
 }
@@ -165,7 +180,7 @@ case_hostile() {
 	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
 	start_tgt tgt.conf
 	fio_x rdma bystander 1 1 --rw=randwrite --bs=4k --size=4M --offset=32M \
-		--iodepth=4 --verify=crc32c --time_based --runtime=20 \
+		--iodepth=4 --verify=crc32c --time_based --runtime=15 \
 		--verify_backlog=64 >bystander.log 2>&1 &
 	bg=$!
 	sleep 2
@@ -225,6 +240,7 @@ case_cycles() {
 
 run_case -t 400 fio-verify-uring case_fio_verify uring
 run_case -t 400 fio-verify-aio case_fio_verify aio
+run_case -t 120 busy-poll case_busy_poll
 run_case -t 200 restart-keeps-data case_restart
 run_case -t 200 tcp-and-rdma case_tcp_and_rdma
 run_case -t 300 hostile case_hostile
