@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,6 +115,15 @@ void tgt_exports_fini(void)
 	for (; e; e = next) {
 		next = e->next;
 		__atomic_store_n(&e->listed, false, __ATOMIC_RELEASE);
+		/* Reactors are joined: a session still holding the export was
+		 * abandoned by an aborted drain.  Flush and close the volume
+		 * now anyway; the leaked session never touches it again. */
+		if (__atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) > 1) {
+			rblk_warn("volume %s: %u session(s) not closed at exit; closing the volume anyway",
+				  e->name, e->n_sessions);
+			tgt_volume_close(e->vol);
+			e->vol = NULL;
+		}
 		export_put(e);
 	}
 }
@@ -209,25 +219,32 @@ int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen)
 
 /* ---- ACL ----------------------------------------------------------------- */
 
-/* "10.0.0.1:5000" -> "10.0.0.1", "[fe80::1]:5000" -> "fe80::1". */
+/*
+ * The address part of a connection's peer text: "10.0.0.1:5000" ->
+ * "10.0.0.1", "[fe80::1]:5000" -> "fe80::1", "rdma:10.0.0.1:4421" ->
+ * "10.0.0.1", "rdma:fe80::1:4421" -> "fe80::1"; an IPv4-mapped IPv6
+ * address "::ffff:10.0.0.1" -> "10.0.0.1", so IPv4 entries match on
+ * dual-stack listeners.
+ */
 static void peer_addr(const char *peer, char *out, size_t len)
 {
 	const char *end;
 
-	if (!peer) {
-		out[0] = '\0';
+	out[0] = '\0';
+	if (!peer)
 		return;
-	}
+	if (!strncmp(peer, "rdma:", 5))
+		peer += 5;
 	if (peer[0] == '[') {
 		end = strchr(peer, ']');
-		snprintf(out, len, "%.*s", end ? (int)(end - peer - 1) : 0, peer + 1);
-		return;
+		if (end)
+			snprintf(out, len, "%.*s", (int)(end - peer - 1), peer + 1);
+	} else {
+		end = strrchr(peer, ':');	/* always "addr:port" */
+		snprintf(out, len, "%.*s", end ? (int)(end - peer) : (int)strlen(peer), peer);
 	}
-	end = strchr(peer, ':');
-	if (end && !strchr(end + 1, ':'))
-		snprintf(out, len, "%.*s", (int)(end - peer), peer);
-	else
-		snprintf(out, len, "%s", peer);
+	if (!strncasecmp(out, "::ffff:", 7) && strchr(out, '.'))
+		memmove(out, out + 7, strlen(out + 7) + 1);
 }
 
 bool tgt_acl_host_allowed(char *const *hosts, unsigned n, const char *host,

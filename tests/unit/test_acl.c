@@ -256,6 +256,10 @@ static void test_discover_filter(void **state)
 	assert_int_equal(tgt_acl_discover("h1", "1.2.3.4:1", e, 4), 2);
 	assert_int_equal(tgt_acl_discover("x", "10.0.0.7:1", e, 4), 2);
 	assert_int_equal(tgt_acl_discover("x", "[fe80::1]:1", e, 4), 1);
+	assert_int_equal(tgt_acl_discover("x", "rdma:10.0.0.7:4421", e, 4), 2);
+	assert_int_equal(tgt_acl_discover("x", "[::ffff:10.0.0.7]:9", e, 4), 2);
+	assert_int_equal(tgt_acl_discover("x", "10.0.0.70:9", e, 4), 1);
+	assert_int_equal(tgt_acl_discover("x", "rdma:fe80::1:4421", e, 4), 1);
 	assert_int_equal(tgt_acl_discover("h1", "1.2.3.4:1", e, 1), 1);	/* max */
 	/* Replacing the list takes effect at once. */
 	assert_int_equal(tgt_export_set_hosts("b", hosts, 1), 0);
