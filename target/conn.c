@@ -126,6 +126,8 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	login_timer_arm(c);
 }
 
+static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags);
+
 void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 {
 	if (c->state == TGT_CONN_CLOSING) {
@@ -142,6 +144,14 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	c->state = TGT_CONN_CLOSING;
 	c->force_closed = force;
 	login_timer_cancel(c);
+	/* READs still waiting for a chunk are answered on the next turn
+	 * (if a wait is already queued, the next freed chunk does it). */
+	if (c->wait_head && !c->bufwait) {
+		c->bufwait = true;
+		c->bufwait_ev.done = bufwait_done;
+		tgt_conn_get(c);
+		tgt_reactor_defer(c->r, &c->bufwait_ev, 0);
+	}
 	c->ops->shutdown(c, force);
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
 }
@@ -202,11 +212,14 @@ void tgt_req_sent(struct tgt_req *req, int err)
 		else
 			atomic_fetch_add(&c->srv->drained, 1);
 	}
-	if (req->buf) {
+	if (req->buf && req->buf_heap) {
+		free(req->buf);
+	} else if (req->buf) {
 		c->buf_bytes -= req->length;
 		tgt_reactor_buf_free(c->r, req->buf);
-		req->buf = NULL;
 	}
+	req->buf = NULL;
+	req->buf_heap = false;
 	req->busy = false;
 	c->nbusy--;
 	tgt_conn_put(c);
@@ -246,7 +259,9 @@ static void submit_io(struct tgt_req *req)
 	io->offset = req->offset;
 	io->length = req->length;
 	io->buf = req->buf;
-	io->buf_index = req->buf ? tgt_reactor_buf_index(c->r) : -1;
+	/* heap overflow buffers are not in the registered region */
+	io->buf_index = req->buf && !req->buf_heap ?
+			tgt_reactor_buf_index(c->r) : -1;
 	io->complete = io_complete;
 	ret = tgt_backend_submit(io);
 	if (ret < 0) {
@@ -274,12 +289,66 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 
 /* ---- commands -------------------------------------------------------- */
 
+/*
+ * Pool chunk for a command, within the connection's quota: one connection
+ * may hold at most half the reactor's pool, so a client that stops reading
+ * its answers cannot starve the others.  NULL when short.
+ */
+static void *take_chunk(struct tgt_conn *c, uint32_t len)
+{
+	struct tgt_bufpool *pool = tgt_reactor_pool(c->r);
+	void *p;
+
+	if (c->buf_bytes + len > tgt_bufpool_size(pool) / 2)
+		return NULL;
+	p = tgt_buf_alloc(pool, len);
+	if (p)
+		c->buf_bytes += len;
+	return p;
+}
+
+static void wait_for_chunk(struct tgt_conn *c)
+{
+	if (c->bufwait)
+		return;
+	c->bufwait = true;
+	c->bufwait_ev.done = bufwait_done;
+	tgt_conn_get(c);
+	tgt_reactor_wait_buffer(c->r, &c->bufwait_ev);
+}
+
+/* Starts READs that were accepted while the pool was short; on a closing
+ * connection answers them SHUTTING_DOWN instead (they never started). */
+static void run_waiting(struct tgt_conn *c)
+{
+	struct tgt_req *req;
+
+	while ((req = c->wait_head)) {
+		if (c->state != TGT_CONN_CLOSING) {
+			req->buf = take_chunk(c, req->length);
+			if (!req->buf) {
+				wait_for_chunk(c);
+				return;
+			}
+		}
+		c->wait_head = req->wait_next;
+		if (!c->wait_head)
+			c->wait_tail = NULL;
+		req->wait_next = NULL;
+		if (c->state == TGT_CONN_CLOSING)
+			finish_req(req, RBLK_S_SHUTTING_DOWN);
+		else
+			submit_io(req);
+	}
+}
+
 static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tgt_conn *c = (struct tgt_conn *)
 		((char *)ev - offsetof(struct tgt_conn, bufwait_ev));
 
 	c->bufwait = false;
+	run_waiting(c);
 	if (c->state != TGT_CONN_CLOSING || c->draining)
 		c->ops->resume(c);
 	tgt_conn_put(c);
@@ -292,6 +361,7 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	struct rblk_cmd cmd;
 	struct tgt_req *req;
 	void *data = NULL;
+	bool heap = false;
 	int st;
 
 	if (c->state == TGT_CONN_NEW) {
@@ -319,22 +389,29 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		return 0;
 	}
 	if (cmd.opcode == RBLK_OP_READ || cmd.opcode == RBLK_OP_WRITE) {
-		size_t quota = tgt_bufpool_size(tgt_reactor_pool(c->r)) / 2;
-
-		/* One connection may hold at most half the reactor's pool,
-		 * so a client that stops reading cannot starve the rest. */
-		if (c->buf_bytes + cmd.length <= quota)
-			data = tgt_buf_alloc(tgt_reactor_pool(c->r), cmd.length);
-		if (!data) {
-			if (!c->bufwait) {
-				c->bufwait = true;
-				c->bufwait_ev.done = bufwait_done;
-				tgt_conn_get(c);
-				tgt_reactor_wait_buffer(c->r, &c->bufwait_ev);
-			}
+		data = take_chunk(c, cmd.length);
+		if (!data && !(c->ops->flags & TGT_TP_F_INBAND_DATA)) {
+			/* Message transport (RDMA): the capsule waits in
+			 * its receive buffer until a chunk is free. */
+			wait_for_chunk(c);
 			return -EAGAIN;
 		}
-		c->buf_bytes += cmd.length;
+		/*
+		 * Stream transport: never stop reading while the client has
+		 * free slots (docs/protocol.md, flow control), or a client
+		 * blocked sending could deadlock with us.  A READ waits in
+		 * its slot for a chunk; a WRITE's payload is already on its
+		 * way, so it gets a heap buffer (bounded by depth x max_io).
+		 */
+		if (!data && cmd.opcode == RBLK_OP_WRITE) {
+			if (posix_memalign(&data, 4096, cmd.length))
+				data = NULL;
+			heap = data != NULL;
+			if (!data) {
+				send_err(c, cmd.tag, RBLK_S_NO_RESOURCES, cmd.opcode);
+				return 0;
+			}
+		}
 	}
 	req = &c->reqs[cmd.tag];
 	req->busy = true;
@@ -347,6 +424,7 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	req->offset = cmd.offset;
 	req->length = cmd.opcode == RBLK_OP_FLUSH ? 0 : cmd.length;
 	req->buf = data;
+	req->buf_heap = heap;
 	req->status = RBLK_S_OK;
 	req->start_ns = now_ns();
 	RBLK_DBG(RBLK_DBG_IO, "reactor%u: %s: tag %u %s offset %" PRIu64 " length %u",
@@ -357,6 +435,16 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 
 		if (ret)
 			finish_req(req, RBLK_S_NO_RESOURCES);
+		return 0;
+	}
+	if ((cmd.opcode == RBLK_OP_READ) && !data) {
+		req->wait_next = NULL;
+		if (c->wait_tail)
+			c->wait_tail->wait_next = req;
+		else
+			c->wait_head = req;
+		c->wait_tail = req;
+		wait_for_chunk(c);
 		return 0;
 	}
 	submit_io(req);

@@ -36,6 +36,8 @@ struct tgt_req {
 	uint64_t offset;
 	uint32_t length;
 	void    *buf;			/* pool chunk for READ/WRITE, or NULL */
+	bool     buf_heap;		/* buf is a malloc'd overflow buffer */
+	struct tgt_req *wait_next;	/* conn's list of READs awaiting a chunk */
 	uint64_t start_ns;
 	uint8_t  rsp[sizeof(struct rblk_wire_rsp)];
 	uint32_t rsp_len;
@@ -68,6 +70,7 @@ struct tgt_conn {
 	struct rblk_cmd_limits lim;
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;
+	struct tgt_req *wait_head, *wait_tail;	/* accepted, no chunk yet */
 	struct tgt_event login_ev;	/* login_timeout timer */
 	struct __kernel_timespec login_ts;
 	bool     login_timer;		/* armed (holds a reference) */
