@@ -451,6 +451,22 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 		path = defpath;
 		created = true;
 	}
+	/* Two volumes on one store would corrupt each other's data. */
+	if (path && stat(path, &st) == 0) {
+		for (unsigned i = 0; i < a->cfg.n_vols; i++) {
+			struct stat o;
+
+			if (!a->cfg.vols[i].path || stat(a->cfg.vols[i].path, &o))
+				continue;
+			if (S_ISBLK(o.st_mode) && S_ISBLK(st.st_mode) ?
+			    o.st_rdev == st.st_rdev :
+			    o.st_dev == st.st_dev && o.st_ino == st.st_ino) {
+				snprintf(err, errlen, "%s is already the store of volume '%s'",
+					 path, a->cfg.vols[i].name);
+				return -EEXIST;
+			}
+		}
+	}
 	if (path) {
 		vc.path = strdup(path);
 		if (!vc.path)

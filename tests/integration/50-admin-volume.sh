@@ -69,6 +69,8 @@ expect_fail "device not a blockdev" "not a block device" c volume create bad --d
 expect_fail "unknown backend" "backend" c volume create bad --size 1G --backend nope
 expect_fail "missing size" "size" c volume create bad
 expect_fail "path is a dir" "not a regular file" c volume create bad --path "$T"
+expect_fail "store of another volume" "already the store of volume 'v3'" c volume create bad --path "$T/own.img"
+expect_fail "same store via another name" "already the store" c volume create bad --path "$T/vols/../own.img"
 expect_fail "newline in path" "control" c volume create bad --size 1M --path "$(printf '%s/a\nlisten_tcp = 1.2.3.4:5' "$T")"
 expect_fail "unknown subcommand" "unknown" c volume frob
 expect_fail "unknown command" "unknown" "$RBLKCTL_BIN" frobnicate
