@@ -44,6 +44,13 @@ for v in vol0 v1 v2 v3 vro; do grep -q "^$v " <<<"$out" || fail "list lacks $v";
 [ "$(c volume show vro --json | jget 'd["volume"]["read_only"]')" = True ] || fail "show ro"
 c volume show v3 | grep -q "size: *4096 bytes" || fail "show v3 human size"
 
+log "socket from --socket after the command, and from RBLK_ADMIN_SOCKET"
+"$RBLKCTL_BIN" volume list --socket "$CONF.sock" | grep -q "^v1 " || fail "--socket after the command"
+RBLK_ADMIN_SOCKET=$CONF.sock "$RBLKCTL_BIN" volume list | grep -q "^v1 " || fail "RBLK_ADMIN_SOCKET"
+"$RBLKCTL_BIN" stats v1 --socket "$CONF.sock" --json | grep -q '"name":"v1"' || fail "stats --socket --json"
+if "$RBLKCTL_BIN" --socket "$T/nope.sock" volume list 2>"$T/err"; then fail "a missing socket worked"; fi
+grep -q "is rblk-target running" "$T/err" || fail "unclear message for a missing socket: $(cat "$T/err")"
+
 log "resize grows only"
 c volume resize v1 --size 20G || fail "resize"
 [ "$(stat -c %s "$T/vols/v1.img")" = $((20 << 30)) ] || fail "file not grown"
