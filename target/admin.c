@@ -396,6 +396,7 @@ static int mkdir_parent(const char *path)
 int tgt_admin_start(struct tgt_admin *a, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
 	mode_t old;
 	int fd, ret;
 
@@ -417,7 +418,16 @@ int tgt_admin_start(struct tgt_admin *a, char *err, size_t errlen)
 		return -EADDRINUSE;
 	}
 	close(fd);
-	unlink(a->socket_path);
+	/* Only ever remove a stale *socket*: a typo in admin_socket must not
+	 * delete a file that happens to be there. */
+	if (lstat(a->socket_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "admin socket %s: exists and is not a socket; refusing to replace it",
+				 a->socket_path);
+			return -EEXIST;
+		}
+		unlink(a->socket_path);
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;

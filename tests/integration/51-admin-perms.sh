@@ -48,6 +48,13 @@ cat "$T/t2.log"
 grep -q "another rblk-target" "$T/t2.log" || fail "no clear message for the busy socket"
 ctl "$CONF" volume list >/dev/null || fail "first target's socket was disturbed"
 
+log "an admin_socket path naming a regular file is refused, the file kept"
+echo precious >"$T/precious"
+sed -e "s/:$PORT/:$PORT2/" -e "s|^admin_socket = .*|admin_socket = $T/precious|" "$CONF" >"$T/t3.conf"
+if timeout 10 "$TARGET_BIN" --config "$T/t3.conf" >"$T/t3.log" 2>&1; then fail "target started"; fi
+grep -q "exists and is not a socket" "$T/t3.log" || fail "unclear: $(cat "$T/t3.log")"
+[ "$(cat "$T/precious")" = precious ] || fail "the file was replaced"
+
 log "a stale socket (target killed) is replaced at the next start"
 stop_target KILL
 [ -S "$CONF.sock" ] || fail "expected a stale socket after SIGKILL"
