@@ -650,6 +650,85 @@ static bool case_io_error(void)
 			     4096, 0, RBLK_S_OK, -2, NULL, true);
 }
 
+/* READ into buf; true when answered OK with exactly len bytes. */
+static bool read_into(int fd, uint32_t tag, uint64_t off, uint32_t len,
+		      uint8_t *buf)
+{
+	uint8_t cmd[64], hdr[sizeof(struct rblk_wire_rsp)];
+	struct rblk_rsp rsp;
+
+	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_READ, 0, tag, off, len, 0));
+	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
+	    rblk_decode_rsp(hdr, sizeof(hdr), &rsp) != RBLK_S_OK ||
+	    rsp.status != RBLK_S_OK || rsp.value != len)
+		return false;
+	return recv_exact(fd, buf, len, 3000) == 1;
+}
+
+/*
+ * WRITE_ZEROES (and DISCARD when offered) in the last MiB of the volume
+ * reads back as zeroes while the data around it stays.
+ */
+static bool zero_op(uint8_t op)
+{
+	const uint32_t len = 65536;
+	struct rblk_login_rsp lr;
+	uint8_t *pdu = malloc(64 + 3 * len), *back = malloc(3 * len);
+	uint64_t base;
+	bool ok = false;
+	int fd = dial_login(&lr);
+
+	if (fd < 0)
+		goto out;
+	base = lr.size - (1u << 20);
+	for (uint32_t i = 0; i < 3 * len; i++)
+		pdu[64 + i] = (uint8_t)(i * 7 + 1);
+	send_all(fd, pdu, make_cmd(pdu, RBLK_OP_WRITE, 0, 1, base, 3 * len, 3 * len));
+	send_all(fd, pdu + 64, 3 * len);
+	if (!expect_status(fd, RBLK_S_OK, 1))
+		goto out;
+	send_all(fd, pdu, make_cmd(pdu, op, 0, 2, base + len, len, 0));
+	if (!expect_status(fd, RBLK_S_OK, 2))
+		goto out;
+	if (!read_into(fd, 3, base, 3 * len, back)) {
+		printf("  read back failed\n");
+		goto out;
+	}
+	ok = !memcmp(back, pdu + 64, len) &&
+	     !memcmp(back + 2 * len, pdu + 64 + 2 * len, len);
+	for (uint32_t i = 0; ok && i < len; i++)
+		ok = back[len + i] == 0;
+	printf("  read back: %s\n", ok ? "zeroes where cleared, data around it intact"
+				      : "WRONG DATA");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pdu);
+	free(back);
+	return ok;
+}
+
+static bool case_write_zeroes(void)
+{
+	return zero_op(RBLK_OP_WRITE_ZEROES);
+}
+
+static bool case_discard(void)
+{
+	struct rblk_login_rsp lr;
+	int fd = dial_login(&lr);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	if (!(lr.vol_flags & RBLK_VOL_F_DISCARD)) {
+		printf("  volume does not offer DISCARD: expecting NOT_SUPPORTED\n");
+		return simple_status(RBLK_OP_DISCARD, 0, 1, 0, 4096, 0,
+				     RBLK_S_NOT_SUPPORTED, -2, NULL, true);
+	}
+	return zero_op(RBLK_OP_DISCARD);
+}
+
 static bool case_garbage_after_login(void)
 {
 	struct rblk_login_rsp lr;
@@ -729,6 +808,8 @@ static const struct hcase cases[] = {
 	{ .name = "flood-no-read", .fn = case_flood_no_read },
 	{ .name = "idle-no-login", .fn = case_idle_no_login },
 	{ .name = "discover", .fn = case_discover },
+	{ .name = "write-zeroes", .fn = case_write_zeroes },
+	{ .name = "discard", .fn = case_discard },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 };
 
