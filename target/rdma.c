@@ -131,7 +131,7 @@ struct rdma_conn {
 	bool drained;			/* transport reference dropped */
 };
 
-static void rdma_conn_destroy(struct rdma_conn *rc);
+static void rdma_conn_release(struct rdma_conn *rc);
 
 #define RC(cp)		((struct rdma_conn *)(cp))
 #define EV_OWNER(ptr, type, member) \
@@ -247,11 +247,17 @@ static void cancel_poll(struct rdma_conn *rc, struct tgt_event *ev)
 /* Destroys rc once conn.c is done with it and no poll can fire any more. */
 static void maybe_destroy(struct rdma_conn *rc)
 {
-	if (!rc->freeing || rc->in_handler || rc->destroyed)
+	if (!rc->freeing || rc->in_handler)
 		return;
+	/* The verbs objects go now: nothing uses them once conn.c let go
+	 * and no handler runs.  Only the struct waits for the cancelled
+	 * polls' CQEs (which must not find it freed); a reactor that stops
+	 * before they come back leaves just that memory behind. */
+	if (!rc->destroyed)
+		rdma_conn_release(rc);
 	if (rc->cm_armed || rc->cq_armed || rc->tmo_armed)
-		return;		/* cancels issued; their CQEs come back here */
-	rdma_conn_destroy(rc);
+		return;
+	free(rc);
 }
 
 static void fail_conn(struct rdma_conn *rc, const char *why)
@@ -830,7 +836,7 @@ static void rdma_free(struct tgt_conn *c)
 }
 
 /* In the order nothing is freed while the device may still use it. */
-static void rdma_conn_destroy(struct rdma_conn *rc)
+static void rdma_conn_release(struct rdma_conn *rc)
 {
 	rc->destroyed = true;
 	if (rc->id && rc->id->qp) {
@@ -845,11 +851,20 @@ static void rdma_conn_destroy(struct rdma_conn *rc)
 	dev_put(rc->dev);
 	rblk_rdma_id_destroy(rc->id);
 	rblk_rdma_channel_destroy(rc->cm_ch);
+	rc->cc = NULL;
+	rc->cq = NULL;
+	rc->mem_mr = NULL;
+	rc->dev = NULL;
+	rc->id = NULL;
+	rc->cm_ch = NULL;
 	free(rc->mem);
 	free(rc->rx);
 	free(rc->sgl);
 	free(rc->rsp_busy);
-	free(rc);
+	rc->mem = NULL;
+	rc->rx = NULL;
+	rc->sgl = NULL;
+	rc->rsp_busy = NULL;
 }
 
 /* Reactor thread: takes over a connection the main thread accepted. */
@@ -866,7 +881,8 @@ static void conn_start(struct tgt_reactor *r, struct tgt_work *w)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
 	snprintf(peer, sizeof(peer), "rdma:%s:%u", ip, ntohs(rdma_get_dst_port(rc->id)));
 	if (tgt_reactor_stopping(r)) {
-		rdma_conn_destroy(rc);
+		rdma_conn_release(rc);
+		free(rc);
 		return;
 	}
 	tgt_conn_init(&rc->c, &tgt_transport_rdma, rc->srv, r, peer);

@@ -508,9 +508,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N | list\n");
 		return 2;
 	}
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!strcmp(cases[i].name, argv[4]))
-			return run_case(&cases[i], argv[1], argv[2], argv[3]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!strcmp(cases[i].name, argv[4])) {
+			int ret = run_case(&cases[i], argv[1], argv[2], argv[3]);
+
+			printf("VERDICT: %s\n", ret ? "unexpected" : "ok");
+			return ret;
+		}
+	}
 	fprintf(stderr, "rdma_probe: unknown case %s\n", argv[4]);
 	return 2;
 }
