@@ -127,6 +127,15 @@ static int dev_exists(int id)
 	return access(path, F_OK) == 0;
 }
 
+static int blk_exists(int id)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/dev/ublkb%d", id);
+	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
+}
+
 /* ---- attach ------------------------------------------------------------- */
 
 static void attach_usage(FILE *f)
@@ -306,6 +315,14 @@ int rblkctl_attach(int argc, char **argv)
 		for (int i = 0; i < 50 && waitpid(pid, &st, WNOHANG) == 0; i++)
 			usleep(100000);
 		fprintf(stderr, "rblkctl attach: %s\n", msg);
+		return 1;
+	}
+	/* devtmpfs makes the node asynchronously (and may still be removing
+	 * an old one of the same name): print it once it is there. */
+	for (int i = 0; i < 100 && !blk_exists(id); i++)
+		usleep(50000);
+	if (!blk_exists(id)) {
+		fprintf(stderr, "rblkctl attach: /dev/ublkb%d did not appear\n", id);
 		return 1;
 	}
 	printf("/dev/ublkb%d\n", id);

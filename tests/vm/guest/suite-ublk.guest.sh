@@ -29,10 +29,11 @@ export CTL TGT VOLDIR TCP_PORT RDMA_PORT TRANSPORT ADDR PORT RXE_IP
 
 # --- helpers used inside cases ----------------------------------------------
 
-# start_tgt [SIZE]: a target serving $VOLDIR/vol0.img as vol0 (file kept
-# between calls within a case; created by the target when missing).
+# start_tgt [SIZE [keep]]: a target serving $VOLDIR/vol0.img as vol0, a new
+# file unless "keep" (then the previous contents are served again).
 start_tgt() {
-	local size=${1:-256M}
+	local size=${1:-256M} i
+	[ "${2:-}" = keep ] || rm -f "$VOLDIR/vol0.img"
 	{
 		echo "[target]"
 		echo "listen_tcp = 0.0.0.0:$TCP_PORT"
@@ -49,8 +50,13 @@ start_tgt() {
 	"$TGT" --config "$CASE_TMP/target.conf" >"$CASE_TMP/target.log" 2>&1 &
 	TPID=$!
 	# "ready" is logged once every listener is up.
-	wait_until 30 grep -q ' ready$' "$CASE_TMP/target.log" ||
-		{ cat "$CASE_TMP/target.log"; fail "target did not start"; }
+	for ((i = 0; i < 300; i++)); do
+		grep -q ' ready$' "$CASE_TMP/target.log" && return 0
+		kill -0 "$TPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$CASE_TMP/target.log"
+	fail "target did not start"
 }
 
 stop_tgt() {	# [SIGNAL]
@@ -83,6 +89,8 @@ show_logs() {
 case_setup() {
 	"$CTL" detach --all --timeout 10 >/dev/null 2>&1
 	rm -f /run/rblk/rblk-initiator.*.log
+	# a program that wrote to a vanished /dev/ublkbN made a regular file
+	find /dev -maxdepth 1 -name 'ublkb*' -type f -delete
 	trap 'exit 143' TERM
 	trap '"$CTL" detach --all --timeout 10 >/dev/null 2>&1; umount -q /mnt/ublk 2>/dev/null' EXIT
 	mkdir -p /mnt/ublk
@@ -172,7 +180,6 @@ for d in l: assert d["volume"]=="vol0" and d["transport"]==sys.argv[1] and d["st
 # mkfs, files, detach, re-attach, verify.
 fs_case() {	# mkfs command...
 	case_setup
-	rm -f "$VOLDIR/vol0.img"
 	start_tgt 512M
 	attach --queues 2
 	"$@" "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; fail "$* failed"; }
@@ -232,7 +239,6 @@ case_fio_verify_tcp() {
 case_discard_zeroes() {
 	local q before after
 	case_setup
-	rm -f "$VOLDIR/vol0.img"
 	start_tgt 128M
 	attach
 	q=/sys/block/${DEV#/dev/}/queue
@@ -260,7 +266,6 @@ case_discard_zeroes() {
 # fsync'ed data survives kill -9 of the target and a re-attach.
 case_durability() {
 	case_setup
-	rm -f "$VOLDIR/vol0.img"
 	start_tgt 256M
 	attach --queues 2
 	mkfs.ext4 -q -F "$DEV" || fail "mkfs failed"
@@ -274,13 +279,31 @@ case_durability() {
 	timeout 60 umount /mnt/ublk 2>&1 | tail -n 2
 	timeout 60 "$CTL" detach "$DEV" || fail "detach after the target died failed"
 	[ ! -e "$DEV" ] || fail "$DEV still present"
-	start_tgt 256M
+	start_tgt 256M keep
 	attach
 	mount "$DEV" /mnt/ublk || fail "mount after target restart failed"
 	(cd /mnt/ublk && sha256sum -c --quiet "$CASE_TMP/sums") || fail "data lost across the target kill"
 	log "$(wc -l <sums) files intact after kill -9 of the target"
 	umount /mnt/ublk
 	detach "$DEV"
+}
+
+# fio_gone PID: fio notices its device went away and exits within 30 s.
+fio_gone() {
+	local i
+	for ((i = 0; i < 60; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		ps -o pid,stat,wchan:30,cmd -p "$1"
+		for t in /proc/"$1"/task/*; do echo "task $t: $(cat "$t/wchan" 2>/dev/null) $(cut -d' ' -f3 "$t/stat")"; done
+		tail -n 5 fio.out
+		kill -9 "$1"
+		fail "fio still running 30 s after its device went away"
+	fi
+	wait "$1"
+	log "fio exited $? after its device went away: $(grep -m1 -E 'error|err=' fio.out | cut -c1-100)"
 }
 
 # detach while fio hammers the device: returns in bounded time.
@@ -291,17 +314,17 @@ case_detach_inflight() {
 	start_tgt 256M
 	attach --queues 2 --depth 32
 	fio --name=load --filename="$DEV" --direct=1 --ioengine=io_uring --rw=randrw \
-		--bs=64k --iodepth=32 --time_based --runtime=120 --size=128M >fio.out 2>&1 &
+		--bs=64k --iodepth=32 --time_based --runtime=120 --size=128M \
+		--allow_file_create=0 >fio.out 2>&1 &
 	fpid=$!
 	sleep 3
 	t0=$(date +%s)
 	timeout 60 "$CTL" detach "$DEV" || fail "detach under load failed or hung"
 	t1=$(date +%s)
 	log "detach under load took $((t1 - t0)) s"
+	ls -l /dev/ublk* ; ps -o pid,stat,wchan:30,cmd -p "$fpid"
 	[ ! -e "$DEV" ] || fail "$DEV still present"
-	wait_until 30 bash -c "! kill -0 $fpid" || fail "fio still blocked after detach"
-	wait "$fpid"
-	log "fio exited $? after its device went away"
+	fio_gone "$fpid"
 }
 
 # The same with a target that stopped answering (SIGSTOP): the grace
@@ -313,7 +336,8 @@ case_detach_stalled_target() {
 	start_tgt 256M
 	attach --queues 2 --depth 32
 	fio --name=load --filename="$DEV" --direct=1 --ioengine=libaio --rw=randwrite \
-		--bs=16k --iodepth=32 --time_based --runtime=120 --size=64M >fio.out 2>&1 &
+		--bs=16k --iodepth=32 --time_based --runtime=120 --size=64M \
+		--allow_file_create=0 >fio.out 2>&1 &
 	fpid=$!
 	sleep 2
 	kill -STOP "$TPID"
@@ -325,7 +349,7 @@ case_detach_stalled_target() {
 	log "detach with a stalled target took $((t1 - t0)) s"
 	[ ! -e "$DEV" ] || fail "$DEV still present"
 	[ $((t1 - t0)) -le 30 ] || fail "detach took $((t1 - t0)) s"
-	wait_until 30 bash -c "! kill -0 $fpid" || fail "fio still blocked after detach"
+	fio_gone "$fpid"
 }
 
 # A killed rblk-initiator: the kernel removes the device, list says dead,
