@@ -42,6 +42,29 @@ for round in $(seq $ROUNDS); do
 	[ "$nvol" = "$nsize" ] || { cat "$CONF"; fail "round $round: torn volume section"; }
 	echo "round $round: $(vols_in_conf)"
 done
+# A failed config write (its directory gone) refuses the change and rolls
+# it back: no volume appears, its new file is removed, nothing is written.
+mkdir "$T/cfgdir"
+cp "$CONF" "$T/cfgdir/t.conf"
+sed -i "s|^admin_socket = .*|admin_socket = $T/cfg.sock|" "$T/cfgdir/t.conf"
+cp "$T/cfgdir/t.conf" "$T/cfg.before"
+PORT_SAVE=$PORT
+start_target "$T/cfgdir/t.conf"
+mv "$T/cfgdir" "$T/cfgdir.away"
+if "$RBLKCTL_BIN" --socket "$T/cfg.sock" volume create failme --size 1M 2>"$T/err"; then
+	fail "create succeeded without a writable config"
+fi
+cat "$T/err"
+grep -q "creating temp file" "$T/err" || fail "unclear persistence error"
+[ ! -e "$T/vols/failme.img" ] || fail "a refused create left its file"
+"$RBLKCTL_BIN" --socket "$T/cfg.sock" volume show failme 2>/dev/null && fail "refused volume is visible"
+if "$RBLKCTL_BIN" --socket "$T/cfg.sock" volume delete vol0 2>/dev/null; then fail "delete succeeded without a writable config"; fi
+"$RBLKCTL_BIN" --socket "$T/cfg.sock" volume show vol0 >/dev/null || fail "refused delete removed the volume"
+mv "$T/cfgdir.away" "$T/cfgdir"
+cmp "$T/cfgdir/t.conf" "$T/cfg.before" || fail "config changed by refused requests"
+stop_target TERM
+PORT=$PORT_SAVE
+
 # The last state starts, and the admin view matches the file.
 start_target "$CONF"
 want=$(vols_in_conf)
