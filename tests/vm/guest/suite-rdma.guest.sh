@@ -147,6 +147,30 @@ case_restart() {
 	stop_tgt
 }
 
+# The target dies (SIGKILL) under RDMA I/O: the kernel tears its QPs
+# down and the initiator sees DISCONNECTED, so fio must fail its I/O and
+# end promptly instead of waiting forever for responses.
+case_target_killed() {
+	local f i
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
+	start_tgt tgt.conf
+	fio_x rdma killed 0 0 --rw=randwrite --bs=4k --size=4M --iodepth=16 \
+		--time_based --runtime=120 >fio.log 2>&1 &
+	f=$!
+	sleep 6
+	kill -0 "$f" 2>/dev/null || { cat fio.log; fail "fio ended before the target was killed"; }
+	kill -KILL "$TPID"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$f" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$f" 2>/dev/null && { kill -KILL "$f"; fail "fio still waiting 30 s after the target died"; }
+	wait "$f" && { cat fio.log; fail "fio reported success although the target died"; }
+	grep -E "error|Connection reset|Input/output" fio.log | head -n 3
+	log "fio failed within $((i / 10)) s of the target's death"
+}
+
 # One volume through both transports at once: each writes and verifies its
 # own half concurrently, then each verifies the half the other wrote.
 case_tcp_and_rdma() {
@@ -264,6 +288,7 @@ run_case -t 400 fio-verify-aio case_fio_verify aio
 run_case -t 120 busy-poll case_busy_poll
 run_case -t 200 restart-keeps-data case_restart
 run_case -t 200 tcp-and-rdma case_tcp_and_rdma
+run_case -t 120 target-killed case_target_killed
 run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
 cases_done
