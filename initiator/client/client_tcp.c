@@ -194,6 +194,20 @@ static void tcp_close(struct rblk_client_conn *c)
 	free(c);
 }
 
+/* Drops the first n sent bytes from msg's iovec. */
+static void advance_iov(struct msghdr *msg, size_t n)
+{
+	while (msg->msg_iovlen && n >= msg->msg_iov->iov_len) {
+		n -= msg->msg_iov->iov_len;
+		msg->msg_iov++;
+		msg->msg_iovlen--;
+	}
+	if (msg->msg_iovlen) {
+		msg->msg_iov->iov_base = (uint8_t *)msg->msg_iov->iov_base + n;
+		msg->msg_iov->iov_len -= n;
+	}
+}
+
 /* Sends every byte of iov, waiting for socket space up to timeout_ms of no
  * progress.  Modifies iov. */
 static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms)
@@ -214,15 +228,7 @@ static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms)
 				return ret;
 			continue;
 		}
-		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
-			n -= (ssize_t)msg.msg_iov->iov_len;
-			msg.msg_iov++;
-			msg.msg_iovlen--;
-		}
-		if (msg.msg_iovlen) {
-			msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
-			msg.msg_iov->iov_len -= (size_t)n;
-		}
+		advance_iov(&msg, (size_t)n);
 	}
 	return 0;
 }
@@ -312,15 +318,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n >= 0) {
 			stall = now_ms() + SEND_STALL_MS;
-			while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
-				n -= (ssize_t)msg.msg_iov->iov_len;
-				msg.msg_iov++;
-				msg.msg_iovlen--;
-			}
-			if (msg.msg_iovlen) {
-				msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
-				msg.msg_iov->iov_len -= (size_t)n;
-			}
+			advance_iov(&msg, (size_t)n);
 			continue;
 		}
 		if (errno == EINTR)
