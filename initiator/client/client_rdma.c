@@ -8,9 +8,11 @@
  * small inline writes.
  *
  * Two CQs: responses (receives) complete on a CQ bound to a completion
- * channel, whose fd is what rblk_queue_fd() returns; sends complete on a
- * polled CQ that is only drained to recycle send-queue slots, so waiting for
- * I/O means waiting on exactly one fd.
+ * channel; sends complete on a polled CQ that is only drained to recycle
+ * send-queue slots.  rblk_queue_fd() is an epoll fd holding the receive
+ * completion channel and the CM event channel: a target that disconnects
+ * with commands outstanding sends no completion (our QP stays ready until
+ * we disconnect too), so its DISCONNECTED event must wake a waiter as well.
  *
  * Receive slots: one large setup slot (LOGIN_RSP, DISCOVER_RSP up to
  * RBLK_DISCOVER_MAX entries) posted before connecting, then queue_depth
@@ -27,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SETUP_RECV_SIZE	(sizeof(struct rblk_wire_discover_rsp) + \
 			 RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry))
@@ -56,6 +60,7 @@ struct rblk_client_conn {
 	struct ibv_comp_channel *rcq_ch;
 	struct ibv_cq *rcq;		/* receives, with a channel */
 	struct ibv_cq *scq;		/* sends, polled */
+	int epfd;			/* rcq_ch + cm_ch, for waiters */
 	int connected;
 	int failed;			/* -errno once a WC failed */
 
@@ -219,6 +224,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 		set_err(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	c->epfd = -1;
 	ret = rblk_rdma_channel_create(&c->cm_ch);
 	if (ret) {
 		set_err(errbuf, errlen, "rdma_create_event_channel: %s (no RDMA device?)",
@@ -335,6 +341,16 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 		ret = -EPROTO;
 		goto out_close;
 	}
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->rcq_ch->fd,
+		      &(struct epoll_event) { .events = EPOLLIN }) ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->cm_ch->fd,
+		      &(struct epoll_event) { .events = EPOLLIN })) {
+		ret = -errno;
+		set_err(errbuf, errlen, "epoll: %s", strerror(-ret));
+		goto out_close;
+	}
 	RBLK_DBG(RBLK_DBG_CONN, "rdma: connected to %s:%s queue %u, depth %u",
 		 p->host, p->port, p->queue_id, acc.queue_depth);
 	*connp = c;
@@ -363,7 +379,7 @@ static int rdma_send_msg(struct rblk_client_conn *c, const void *buf,
 /* Waits on the receive CQ's channel up to timeout_ms (-1: forever). */
 static int wait_rcq(struct rblk_client_conn *c, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = c->rcq_ch->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c->epfd, .events = POLLIN };
 	int ret;
 
 	do {
@@ -381,6 +397,34 @@ static int rearm(struct rblk_client_conn *c)
 	int ret = rblk_rdma_cq_rearm(c->rcq_ch, c->rcq);
 
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Takes pending CM events (non-blocking).  The target going away
+ * (DISCONNECTED, device removal, errors) fails the connection: we
+ * disconnect too, which flushes everything posted.
+ */
+static int check_cm(struct rblk_client_conn *c)
+{
+	struct rdma_cm_event *ev;
+
+	while (rblk_rdma_get_event(c->cm_ch, 0, &ev) == 0) {
+		enum rdma_cm_event_type type = ev->event;
+
+		rdma_ack_cm_event(ev);
+		RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s", rblk_rdma_event_str(type));
+		if (type == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+		    type == RDMA_CM_EVENT_ESTABLISHED)
+			continue;
+		if (!c->failed)
+			rblk_warn("rdma: connection lost: %s", rblk_rdma_event_str(type));
+		c->failed = -ECONNRESET;
+		if (c->connected) {
+			rdma_disconnect(c->id);
+			c->connected = 0;
+		}
+	}
+	return c->failed;
 }
 
 static int wc_error(struct rblk_client_conn *c, const struct ibv_wc *wc)
@@ -415,6 +459,8 @@ static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 		if (n == 1)
 			break;
 		ret = drain_sends(c);
+		if (!ret && c->connected)
+			ret = check_cm(c);
 		if (ret)
 			return ret;
 		if (deadline >= 0 && now_ms() >= deadline)
@@ -657,6 +703,8 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 		if (done)
 			return done;
 		ret = drain_sends(c);
+		if (!ret)
+			ret = check_cm(c);
 		if (ret)
 			return ret;
 		if (timeout_ms == 0 || (deadline >= 0 && now_ms() >= deadline))
@@ -669,7 +717,7 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 
 static int rdma_get_fd(struct rblk_client_conn *c)
 {
-	return c->rcq_ch->fd;
+	return c->epfd;
 }
 
 /*
@@ -721,6 +769,8 @@ static void rdma_close(struct rblk_client_conn *c)
 	rblk_rdma_mr_dereg(c->setup_mr);
 	rblk_rdma_pd_free(c->pd);
 	rblk_rdma_id_destroy(c->id);
+	if (c->epfd >= 0)
+		close(c->epfd);
 	rblk_rdma_channel_destroy(c->cm_ch);
 	free(c->io_buf);
 	free(c->slots);

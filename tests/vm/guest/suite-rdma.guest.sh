@@ -244,6 +244,10 @@ res_counts() {
 	echo "$out"
 }
 
+# (wait_until re-runs a command: these re-read the counts each time.)
+qp_live() { [ "$(res_counts "$TPID" | cut -d' ' -f1)" -gt 0 ]; }
+counts_back() { [ "$(res_counts "$TPID")" = "$before" ]; }
+
 # 200 connect/LOGIN/I-O/disconnect cycles leave the target with the same
 # QPs, MRs, CQs, PDs and file descriptors as before.
 case_cycles() {
@@ -262,17 +266,17 @@ case_cycles() {
 	fio_x rdma hold 1 0 --rw=randread --bs=4k --size=1M --time_based \
 		--runtime=6 >hold.log 2>&1 &
 	local hold=$! mid
-	wait_until 20 test "$(res_counts "$TPID" | cut -d' ' -f1)" -gt 0
+	wait_until 20 qp_live
 	mid=$(res_counts "$TPID")
 	log "with one connection open: qp mr cq pd = $mid"
 	wait "$hold" || { cat hold.log; fail "fio during the count check failed"; }
 	[ "$(echo "$mid" | cut -d' ' -f1)" -gt 0 ] ||
 		fail "rdma resource show does not see the target's QPs: the leak check would prove nothing"
-	wait_until 10 test "$(res_counts "$TPID")" = "$before" ||
+	wait_until 10 counts_back ||
 		fail "resources not released after one connection: $before -> $(res_counts "$TPID")"
 	log "before: qp mr cq pd = $before, fds $fd0"
 	timeout 400 "$PROBE" "$IP" "$RPORT" vol0 cycles 200 || fail "cycles failed"
-	wait_until 10 test "$(res_counts "$TPID")" = "$before"
+	wait_until 10 counts_back
 	after=$(res_counts "$TPID")
 	fd1=$(ls /proc/"$TPID"/fd | wc -l)
 	log "after 200 cycles: qp mr cq pd = $after, fds $fd1"
