@@ -65,8 +65,15 @@ static int main_loop(struct tgt_server *s, int sfd)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				return si.ssi_signo;
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			/* SIGHUP would kill an undrained daemon by default
+			 * (a closed terminal); volumes change via rblkctl. */
+			if (si.ssi_signo == SIGHUP) {
+				rblk_info("SIGHUP ignored: change volumes with rblkctl; restart to re-read the config");
+				continue;
+			}
+			return si.ssi_signo;
 		}
 		for (unsigned i = 0; i < s->n_listeners; i++) {
 			int ret;
@@ -149,6 +156,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);

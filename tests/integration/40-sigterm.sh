@@ -66,6 +66,10 @@ timeout 60 "$GOOD" --check-only --pass 77 --region 0:16777216 127.0.0.1 "$PORT" 
 rc2=$?
 cat "$T/w.out" "$T/c.out"
 case_result data-survives-restart "$([ $rc -eq 0 ] && [ $rc2 -eq 0 ]; echo $?)"
+# SIGHUP (a closed terminal) must not kill the daemon undrained.
+kill -HUP "$TARGET_PID"
+sleep 0.5
+case_result sighup-ignored "$(kill -0 "$TARGET_PID" 2>/dev/null && grep -q 'SIGHUP ignored' "$T/target.log"; echo $?)"
 stop_target TERM
 case_result second-stop-exit-0 "$([ "$TARGET_RC" -eq 0 ]; echo $?)"
 [ "$nfail" -eq 0 ]
