@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -348,6 +349,97 @@ static void test_bufpool(void **state)
 	tgt_bufpool_destroy(p);
 }
 
+/* ---- reactor thread: work handoff, stop, drain hooks --------------- */
+
+struct rt_state {
+	struct tgt_work work[8];
+	pthread_t main_thread;
+	int ran;			/* work items run (reactor thread) */
+	int off_main;			/* ... of them not on the main thread */
+	int stops, forced;
+	int busy_turns;			/* pretend to drain for a few turns */
+};
+
+static struct rt_state rt;
+
+static void rt_work(struct tgt_reactor *r, struct tgt_work *w)
+{
+	__atomic_add_fetch(&rt.ran, 1, __ATOMIC_SEQ_CST);
+	if (!pthread_equal(pthread_self(), rt.main_thread))
+		__atomic_add_fetch(&rt.off_main, 1, __ATOMIC_SEQ_CST);
+}
+
+static void rt_on_stop(struct tgt_reactor *r, bool force)
+{
+	rt.stops++;
+	rt.forced += force;
+}
+
+static bool rt_busy(struct tgt_reactor *r)
+{
+	return rt.busy_turns-- > 0;
+}
+
+static void test_reactor_thread(void **state)
+{
+	struct tgt_reactor_params p = {
+		.id = 7, .on_stop = rt_on_stop, .busy = rt_busy,
+	};
+	struct tgt_reactor *r;
+
+	memset(&rt, 0, sizeof(rt));
+	rt.main_thread = pthread_self();
+	rt.busy_turns = 3;
+	assert_int_equal(tgt_reactor_create(&r, &p), 0);
+	assert_int_equal(tgt_reactor_id(r), 7);
+	assert_null(tgt_reactor_pool(r));
+	assert_int_equal(tgt_reactor_buf_index(r), -1);
+	assert_int_equal(tgt_reactor_start(r), 0);
+	for (int i = 0; i < 8; i++) {
+		rt.work[i].fn = rt_work;
+		tgt_reactor_post_work(r, &rt.work[i]);
+	}
+	for (int i = 0; i < 200 && __atomic_load_n(&rt.ran, __ATOMIC_SEQ_CST) < 8; i++)
+		usleep(10000);
+	assert_int_equal(__atomic_load_n(&rt.ran, __ATOMIC_SEQ_CST), 8);
+	assert_int_equal(__atomic_load_n(&rt.off_main, __ATOMIC_SEQ_CST), 8);
+	tgt_reactor_stop(r);
+	tgt_reactor_join(r);
+	/* stopped once, gracefully, and ran until busy() said done */
+	assert_int_equal(rt.stops, 1);
+	assert_int_equal(rt.forced, 0);
+	assert_true(rt.busy_turns < 0);
+	assert_true(tgt_reactor_stopping(r));
+	tgt_reactor_destroy(r);
+}
+
+static int order[4], norder;
+
+static void defer_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	order[norder++] = res;
+}
+
+static void test_reactor_defer(void **state)
+{
+	struct tgt_reactor_params p = { .id = 0 };
+	struct tgt_event ev[3] = {
+		{ .done = defer_done }, { .done = defer_done }, { .done = defer_done },
+	};
+	struct tgt_reactor *r;
+
+	norder = 0;
+	assert_int_equal(tgt_reactor_create(&r, &p), 0);
+	for (int i = 0; i < 3; i++)
+		tgt_reactor_defer(r, &ev[i], 10 + i);
+	assert_int_equal(norder, 0);		/* never synchronous */
+	assert_true(tgt_reactor_run_once(r, true) > 0);	/* must not block */
+	assert_int_equal(norder, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(order[i], 10 + i);	/* FIFO */
+	tgt_reactor_destroy(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +450,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_volume_open_rules, setup, teardown),
 		cmocka_unit_test(test_bufpool),
+		cmocka_unit_test(test_reactor_thread),
+		cmocka_unit_test(test_reactor_defer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
