@@ -389,7 +389,10 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		return 0;
 	}
 	if (cmd.opcode == RBLK_OP_READ || cmd.opcode == RBLK_OP_WRITE) {
-		data = take_chunk(c, cmd.length);
+		/* READs already waiting go first (a stream of small ones
+		 * must not starve a large one). */
+		if (!(cmd.opcode == RBLK_OP_READ && c->wait_head))
+			data = take_chunk(c, cmd.length);
 		if (!data && !(c->ops->flags & TGT_TP_F_INBAND_DATA)) {
 			/* Message transport (RDMA): the capsule waits in
 			 * its receive buffer until a chunk is free. */
