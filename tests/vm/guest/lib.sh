@@ -88,8 +88,8 @@ _usecs() { local t=${EPOCHREALTIME/./}; echo "$((10#$t))"; }
 # The kernel counts WARNs and Oopses since boot (6.2+): read before and after.
 _kernel_trouble_count() {
 	local w=0 o=0
-	read -r w </sys/kernel/warn_count 2>/dev/null
-	read -r o </sys/kernel/oops_count 2>/dev/null
+	read -r w 2>/dev/null </sys/kernel/warn_count
+	read -r o 2>/dev/null </sys/kernel/oops_count
 	echo "$((w + o))"
 }
 

@@ -83,35 +83,18 @@ case_nvmet_rdma() {
 }
 
 # Export a null_blk disk over nvmet-rdma on rxe and read it back through
-# nvme-rdma: the whole kernel NVMe-oF path works in the VM.
+# nvme-rdma (tests/vm/guest/nvmet-rdma-up): the kernel NVMe-oF path the
+# comparison benchmark uses works in the VM.
 case_nvmet_loop() {
-	local ip cfg=/sys/kernel/config/nvmet nqn=nqn.2026-12.io.rblk:smoke dev
+	local dev
 	need_cmd nvme
-	ip=$(rxe-up) || fail "rxe-up failed"
-	modprobe -a nvmet nvmet-rdma nvme-rdma || fail "modprobe nvmet-rdma failed"
-	modprobe null_blk nr_devices=1 gb=1 || fail "modprobe null_blk failed"
-	wait_until 5 test -b /dev/nullb0 || fail "/dev/nullb0 missing"
-	mkdir "$cfg/subsystems/$nqn" &&
-	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
-	mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
-	echo /dev/nullb0 >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
-	echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" &&
-	mkdir "$cfg/ports/1" &&
-	echo rdma >"$cfg/ports/1/addr_trtype" &&
-	echo ipv4 >"$cfg/ports/1/addr_adrfam" &&
-	echo "$ip" >"$cfg/ports/1/addr_traddr" &&
-	echo 4420 >"$cfg/ports/1/addr_trsvcid" &&
-	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" || fail "nvmet configfs setup failed"
-	timeout 30 nvme connect -t rdma -a "$ip" -s 4420 -n "$nqn" || fail "nvme connect failed"
-	wait_until 10 sh -c 'ls /dev/nvme*n1' || fail "no /dev/nvme*n1 after connect"
-	dev=$(ls /dev/nvme*n1 | head -n 1)
-	log "connected: $dev"
+	dev=$(nvmet-rdma-up -n nqn.2026-12.io.rblk:smoke) || fail "nvmet-rdma-up failed"
+	log "connected: $dev ($(cat /sys/block/"${dev#/dev/}"/size) sectors)"
 	timeout 30 dd if="$dev" of=/dev/null bs=1M count=16 iflag=direct 2>&1 | tail -n 1
 	[ "${PIPESTATUS[0]}" -eq 0 ] || fail "direct read from $dev failed"
-	timeout 30 nvme disconnect -n "$nqn" || fail "nvme disconnect failed"
-	rm "$cfg/ports/1/subsystems/$nqn" && rmdir "$cfg/ports/1" &&
-	echo 0 >"$cfg/subsystems/$nqn/namespaces/1/enable" &&
-	rmdir "$cfg/subsystems/$nqn/namespaces/1" "$cfg/subsystems/$nqn" || fail "nvmet teardown failed"
+	nvmet-rdma-up -D -n nqn.2026-12.io.rblk:smoke || fail "nvmet-rdma-up -D failed"
+	[ ! -e /sys/kernel/config/nvmet/subsystems/nqn.2026-12.io.rblk:smoke ] || fail "export not removed"
+	[ ! -b "$dev" ] || fail "$dev still there after disconnect"
 }
 
 run_case kernel-6.12 case_kernel
