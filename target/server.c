@@ -25,7 +25,6 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	pthread_rwlock_init(&s->vol_lock, NULL);
 	s->cfg = *cfg;
 	tgt_config_init(cfg);	/* ownership moved */
 	/* Session ids start at a random point so that logs of two runs
@@ -151,8 +150,6 @@ void tgt_server_stop_reactors(struct tgt_server *s)
 
 int tgt_server_destroy(struct tgt_server *s)
 {
-	int ret = 0, r;
-
 	if (!s)
 		return 0;
 	tgt_server_unlisten(s);
@@ -161,11 +158,9 @@ int tgt_server_destroy(struct tgt_server *s)
 	free(s->reactors);
 	/* Reactors are joined: no session holds an export any more. */
 	tgt_exports_fini();
-	(void)r;
 	tgt_config_free(&s->cfg);
-	pthread_rwlock_destroy(&s->vol_lock);
 	free(s);
-	return ret;
+	return 0;
 }
 
 struct tgt_reactor *tgt_server_pick_reactor(struct tgt_server *s)

@@ -2,7 +2,7 @@
 /*
  * The target as a whole: the config it runs, its volumes, its reactors and
  * listeners.  Created and torn down by the main thread; reactors only read
- * it (volume lookup at LOGIN takes a read lock, never on the I/O path).
+ * it.  Volumes live in the export registry (acl.h).
  */
 #ifndef RBLK_TARGET_SERVER_H
 #define RBLK_TARGET_SERVER_H
@@ -17,14 +17,8 @@
 #include "transport.h"
 #include "volume.h"
 
-struct tgt_login_check;
-
 struct tgt_server {
 	struct tgt_config cfg;
-
-	pthread_rwlock_t vol_lock;	/* guards vols/n_vols */
-	struct tgt_volume **vols;
-	unsigned n_vols;
 
 	struct tgt_reactor **reactors;
 	unsigned n_reactors;
@@ -53,7 +47,8 @@ int tgt_server_listen(struct tgt_server *s);
 void tgt_server_unlisten(struct tgt_server *s);
 /* Stops and joins reactors (drain, see reactor.h). */
 void tgt_server_stop_reactors(struct tgt_server *s);
-/* Flushes and closes volumes, frees s.  Returns the first flush error. */
+/* Joins what is left, flushes and closes the volumes (acl.c logs a failed
+ * final flush), frees s.  Returns 0. */
 int tgt_server_destroy(struct tgt_server *s);
 
 /* Next reactor for a new connection (any thread). */
