@@ -96,8 +96,12 @@ fio_dies_with_target() {
 	cat "$T/fio-during.out"
 	echo "note: fio exited $rc, $((SECONDS - t0)) s after SIG$sig to the target"
 	[ "$rc" -ne 0 ] || { echo "fio reported success although its target died"; return 1; }
-	grep -Eq 'Input/output error|Connection reset|Broken pipe' "$T/fio-during.out" ||
-		{ echo "fio did not report an I/O error"; return 1; }
+	# EIO (connection lost), or ESHUTDOWN: a draining target answers what
+	# it will not run with "shutting down".
+	grep -Eq 'Input/output error|Connection reset|Broken pipe|endpoint shutdown' \
+		"$T/fio-during.out" ||
+		{ grep -E 'error|fio:|rblk' "$T/fio-during.out" | head -n 5
+		  echo "fio did not report an I/O error"; return 1; }
 	# A new target on the same file still has the data written before.
 	start_target "$T/die.conf"
 	fio_job after --rw=write --bs=64k --size=8M --verify=crc32c --verify_only ||
