@@ -50,6 +50,9 @@ $(FIO_STAMP): tools/fio/get-fio-source.sh
 		touch $@; \
 	elif [ -f $(FIO_NOSRC) ]; then \
 		echo "fio engine skipped: $$(cat $(FIO_NOSRC))"; \
+	elif [ "$(origin FIO_SRC)" != file ]; then \
+		echo "FIO_SRC=$(FIO_SRC) has no config-host.h (run ./configure there)" >$(FIO_NOSRC); \
+		echo "fio engine skipped: $$(cat $(FIO_NOSRC))"; \
 	elif tools/fio/get-fio-source.sh $(FIO_CACHE) 2>$(BUILD)/fio-src.log && \
 	     [ -f $(FIO_SRC)/config-host.h ]; then \
 		touch $@; \
