@@ -245,7 +245,7 @@ res_counts() {
 }
 
 # (wait_until re-runs a command: these re-read the counts each time.)
-qp_live() { [ "$(res_counts "$TPID" | cut -d' ' -f1)" -gt 0 ]; }
+fds_up() { [ "$(ls /proc/"$TPID"/fd | wc -l)" -gt "$fd0" ]; }
 counts_back() { [ "$(res_counts "$TPID")" = "$before" ]; }
 
 # 200 connect/LOGIN/I-O/disconnect cycles leave the target with the same
@@ -263,15 +263,21 @@ case_cycles() {
 	fd0=$(ls /proc/"$TPID"/fd | wc -l)
 	# The count must see a live connection, or the check below proves
 	# nothing.
+	# (rdma resource show takes seconds in the emulated VM: keep the
+	# connection up well beyond one count.)
 	fio_x rdma hold 1 0 --rw=randread --bs=4k --size=1M --time_based \
-		--runtime=6 >hold.log 2>&1 &
+		--runtime=15 >hold.log 2>&1 &
 	local hold=$! mid
-	wait_until 20 qp_live
+	wait_until 30 fds_up
 	mid=$(res_counts "$TPID")
 	log "with one connection open: qp mr cq pd = $mid"
-	wait "$hold" || { cat hold.log; fail "fio during the count check failed"; }
-	[ "$(echo "$mid" | cut -d' ' -f1)" -gt 0 ] ||
+	if [ "$(echo "$mid" | cut -d' ' -f1)" -eq 0 ]; then
+		rdma resource show qp
+		wait "$hold"
+		cat hold.log "$CASE_TMP/fio-hold.out"
 		fail "rdma resource show does not see the target's QPs: the leak check would prove nothing"
+	fi
+	wait "$hold" || { cat hold.log; fail "fio during the count check failed"; }
 	wait_until 10 counts_back ||
 		fail "resources not released after one connection: $before -> $(res_counts "$TPID")"
 	log "before: qp mr cq pd = $before, fds $fd0"
