@@ -19,7 +19,6 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 		      char *err, size_t errlen)
 {
 	struct tgt_server *s;
-	uint64_t seed = 0;
 	int ret = 0;
 
 	s = calloc(1, sizeof(*s));
@@ -27,11 +26,6 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 		return -ENOMEM;
 	s->cfg = *cfg;
 	tgt_config_init(cfg);	/* ownership moved */
-	/* Session ids start at a random point so that logs of two runs
-	 * do not show the same ids for different sessions. */
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-		seed = (uint64_t)getpid() << 32;
-	atomic_init(&s->next_session, (seed & 0xffffffff00000000ull) | 1);
 	/* Volumes live in the export registry (acl.c): refcounted, so the
 	 * admin socket can add and delete them while reactors run.  One
 	 * counter slot per reactor, counted the way start_reactors does. */

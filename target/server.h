@@ -28,7 +28,6 @@ struct tgt_server {
 	const struct tgt_transport_ops *listener_ops[TGT_CFG_MAX_LISTEN * 2];
 	unsigned n_listeners;
 
-	atomic_uint_fast64_t next_session;
 	/* SIGTERM accounting: requests answered while draining, and those
 	 * failed with SHUTTING_DOWN. */
 	atomic_uint_fast64_t drained, failed;
