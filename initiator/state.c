@@ -204,6 +204,5 @@ int ini_state_alive(const struct ini_state *s)
 	if (!fgets(comm, sizeof(comm), f))
 		comm[0] = 0;
 	fclose(f);
-	return strncmp(comm, "rblk-initiator", 14) == 0 ||
-	       strncmp(comm, "rblk-initiato", 13) == 0;
+	return strncmp(comm, "rblk-initiator", 14) == 0;
 }
