@@ -346,8 +346,9 @@ static int connect_queues(struct ini_dev *d)
 		why[0] = 0;
 		ret = rblk_queue_open(&co, &d->conns[i], &vi, why, sizeof(why));
 		if (ret) {
-			report(d, "ERR %s%s%s (volume %s at %s, %s)", why,
-			       why[0] ? ": " : "", strerror(-ret), d->o.volume,
+			/* the library's reason already names the errno */
+			report(d, "ERR %s (volume %s at %s, %s)",
+			       why[0] ? why : strerror(-ret), d->o.volume,
 			       d->o.host, d->o.transport);
 			return ret;
 		}
