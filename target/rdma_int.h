@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the target RDMA transport shared by its two halves:
+ * rdma_listen.c (main thread: devices, listener, CONNECT_REQUEST ->
+ * connection) and rdma.c (reactor thread: completions, data path,
+ * teardown).  docs/rdma.md describes the design.
+ */
+#ifndef RBLK_TARGET_RDMA_INT_H
+#define RBLK_TARGET_RDMA_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "rblk_proto.h"
+#include "rdma_verbs.h"
+#include "reactor.h"
+
+#define RX_SIZE		(sizeof(struct rblk_wire_cmd) + \
+			 RBLK_MAX_SGE * sizeof(struct rblk_wire_sge) + RBLK_DEFAULT_INLINE)
+#define RSP_SLOT	32
+#define CTL_SMALL	16		/* control PDU slots of CTL_SMALL_SIZE */
+#define CTL_SMALL_SIZE	128
+#define CTL_BIG		2		/* DISCOVER_RSP sized slots */
+#define CTL_BIG_SIZE	(sizeof(struct rblk_wire_discover_rsp) + \
+			 RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry))
+#define CTL_SLOTS	(CTL_SMALL + CTL_BIG)
+#define CQ_BATCH	32
+#define MAX_DEVS	8
+
+/* One RDMA device as the target uses it: a PD and, per reactor, an MR over
+ * that reactor's buffer pool.  Shared by the listener and its connections,
+ * freed by whoever drops the last reference (any thread). */
+struct rdma_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr **pool_mr;	/* [n_reactors], registered on demand */
+	unsigned n_reactors;
+	atomic_int refs;
+};
+
+struct tgt_listener {
+	struct tgt_server *srv;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct rdma_dev *devs[MAX_DEVS];
+	char addr[160];
+};
+
+struct rx_slot {
+	struct tgt_event ev;
+	struct rdma_conn *rc;
+	uint8_t *buf;
+	uint32_t len;			/* bytes received */
+	struct rx_slot *next;		/* pending FIFO */
+};
+
+struct ctl_slot {
+	struct tgt_event ev;
+	struct rdma_conn *rc;
+	uint8_t *buf;
+	uint32_t size;
+	bool busy;
+};
+
+/* Per tag: the keyed descriptors of the command on that tag. */
+struct tag_sgl {
+	uint16_t n;			/* 0: WRITE data was inline */
+	struct rblk_sge sge[RBLK_MAX_SGE];
+};
+
+struct rdma_conn {
+	struct tgt_conn c;		/* must be first */
+	struct tgt_work work;
+	struct tgt_server *srv;
+	struct rdma_dev *dev;
+	uint32_t pool_lkey;
+	struct rdma_event_channel *cm_ch;
+	struct rdma_cm_id *id;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	unsigned depth;			/* receives posted; LOGIN may not ask more */
+
+	uint8_t *mem;			/* rx slots | rsp slots | ctl slots */
+	struct ibv_mr *mem_mr;
+	struct rx_slot *rx;
+	struct ctl_slot ctl[CTL_SLOTS];
+	unsigned ctl_inflight;
+	struct tag_sgl *sgl;		/* [depth] */
+	/* [depth]: response posted, its send completion not seen yet.  The
+	 * initiator may already have the response and reuse the tag; conn.c
+	 * still holds the slot until tgt_req_sent, so such a command waits
+	 * in the pending FIFO for that completion. */
+	uint8_t *rsp_busy;
+	struct rx_slot *pend_head, *pend_tail;
+	const uint8_t *cur_pdu;		/* capsule being offered to conn.c */
+
+	struct tgt_event cm_ev, cq_ev, resume_ev;
+	struct tgt_event unsig_ev;	/* unsignaled WRs: only errors show */
+	struct tgt_event drain_send_ev, drain_tmo_ev;
+	struct __kernel_timespec drain_ts;
+	unsigned rx_posted;		/* receives the device still owns */
+	bool cm_armed, cq_armed, tmo_armed, in_handler;
+	bool busy_poll;			/* rdma_poll = busy: cq_ev is deferred, not a poll */
+	bool established, closing, disconnecting, failed, freeing, destroyed;
+	bool resume_queued;
+	bool send_drained;		/* send marker came back */
+	bool drained;			/* transport reference dropped */
+};
+
+
+#define RC(cp)		((struct rdma_conn *)(cp))
+#define EV_OWNER(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* rdma_listen.c */
+/* Drops a reference to d (any thread); the last one frees PD and MRs. */
+void tgt_rdma_dev_put(struct rdma_dev *d);
+int  tgt_rdma_listen(struct tgt_server *srv, const char *addr,
+		     struct tgt_listener **lp);
+int  tgt_rdma_listener_fd(struct tgt_listener *l);
+int  tgt_rdma_accept(struct tgt_listener *l);
+void tgt_rdma_unlisten(struct tgt_listener *l);
+
+/* rdma.c */
+int  tgt_rdma_conn_prepare(struct rdma_conn *rc);
+/* tgt_work fn: the reactor takes the connection over. */
+void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w);
+/* Destroys every verbs object of rc, in teardown order (not rc itself). */
+void tgt_rdma_conn_release(struct rdma_conn *rc);
+
+#endif /* RBLK_TARGET_RDMA_INT_H */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Target RDMA transport, main-thread half: one listening cm_id per
+ * listen_rdma address; a CONNECT_REQUEST is validated (CM private data),
+ * the connection is built (own CM event channel via rdma_migrate_id, CQ +
+ * completion channel, RC QP, receives posted), accepted and handed to a
+ * reactor (rdma.c).  Refusals carry a status in the reject's private data.
+ * The PD and the MRs over each reactor's buffer pool are per device and
+ * shared with the connections (refcounted).
+ */
+#include "transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+#include "rdma_int.h"
+#include "server.h"
+
+/* ---- devices ----------------------------------------------------------- */
+
+void tgt_rdma_dev_put(struct rdma_dev *d)
+{
+	if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
+		return;
+	for (unsigned i = 0; i < d->n_reactors; i++)
+		rblk_rdma_mr_dereg(d->pool_mr[i]);
+	rblk_rdma_pd_free(d->pd);
+	free(d->pool_mr);
+	free(d);
+}
+
+/* Main thread: the device entry for ctx, created on first use. */
+static struct rdma_dev *dev_get(struct tgt_listener *l, struct ibv_context *ctx)
+{
+	struct rdma_dev *d;
+	int i, ret;
+
+	for (i = 0; i < MAX_DEVS && l->devs[i]; i++)
+		if (l->devs[i]->ctx == ctx)
+			goto found;
+	if (i == MAX_DEVS)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->n_reactors = l->srv->n_reactors;
+	d->pool_mr = calloc(d->n_reactors ? d->n_reactors : 1, sizeof(*d->pool_mr));
+	ret = d->pool_mr ? rblk_rdma_pd_alloc(ctx, &d->pd) : -ENOMEM;
+	if (ret) {
+		rblk_err("rdma: %s: cannot allocate a PD: %s",
+			 ibv_get_device_name(ctx->device), strerror(-ret));
+		free(d->pool_mr);
+		free(d);
+		return NULL;
+	}
+	d->ctx = ctx;
+	atomic_init(&d->refs, 1);	/* the listener's */
+	l->devs[i] = d;
+found:
+	atomic_fetch_add(&l->devs[i]->refs, 1);
+	return l->devs[i];
+}
+
+/* Main thread: the MR over reactor r's pool on d (local access only: the
+ * NIC reads and writes it for our own RDMA READ/WRITE; no rkey is ever
+ * handed out). */
+static struct ibv_mr *dev_pool_mr(struct rdma_dev *d, struct tgt_reactor *r)
+{
+	unsigned i = tgt_reactor_id(r);
+	struct tgt_bufpool *pool = tgt_reactor_pool(r);
+	int ret;
+
+	if (i >= d->n_reactors || !pool)
+		return NULL;
+	if (!d->pool_mr[i]) {
+		ret = rblk_rdma_mr_reg(d->pd, tgt_bufpool_base(pool),
+				       tgt_bufpool_size(pool),
+				       IBV_ACCESS_LOCAL_WRITE, &d->pool_mr[i]);
+		if (ret) {
+			rblk_err("rdma: cannot register reactor%u's %zu MiB buffer pool: %s (RLIMIT_MEMLOCK?)",
+				 i, tgt_bufpool_size(pool) >> 20, strerror(-ret));
+			return NULL;
+		}
+	}
+	return d->pool_mr[i];
+}
+
+/* ---- listener ----------------------------------------------------------- */
+
+static void reject(struct rdma_cm_id *id, int status)
+{
+	uint8_t pd[sizeof(struct rblk_wire_rdma_cm)];
+	struct rblk_rdma_cm p = { .status = (uint16_t)status };
+
+	rblk_encode_rdma_cm(pd, &p);
+	rdma_reject(id, pd, sizeof(pd));
+}
+
+/*
+ * Main thread: builds the connection for a CONNECT_REQUEST (event already
+ * acked), accepts it and hands it to a reactor.  On failure the request is
+ * rejected (NO_RESOURCES) and everything, id included, is destroyed.
+ */
+static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
+		      unsigned depth, uint8_t rd_atom, uint16_t queue_id)
+{
+	struct tgt_reactor *r = tgt_server_pick_reactor(l->srv);
+	struct rblk_rdma_qp_caps caps;
+	struct ibv_device_attr da;
+	struct rdma_conn_param cp;
+	struct rblk_rdma_cm acc;
+	uint8_t pdata[sizeof(struct rblk_wire_rdma_cm)];
+	struct rdma_conn *rc;
+	struct ibv_mr *pool_mr;
+	size_t mem_size;
+	int ret, cqe;
+
+	rc = calloc(1, sizeof(*rc));
+	if (!rc) {
+		reject(id, RBLK_S_NO_RESOURCES);
+		rblk_rdma_id_destroy(id);
+		return;
+	}
+	rc->srv = l->srv;
+	rc->busy_poll = l->srv->cfg.rdma_busy_poll;
+	rc->depth = depth;
+	rc->dev = dev_get(l, id->verbs);
+	if (!rc->dev || !r)
+		goto out_destroy;
+	pool_mr = dev_pool_mr(rc->dev, r);
+	if (!pool_mr)
+		goto out_destroy;
+	rc->pool_lkey = pool_mr->lkey;
+	if (rblk_ibv_err(ibv_query_device(id->verbs, &da)))
+		goto out_destroy;
+	ret = rblk_rdma_channel_create(&rc->cm_ch);
+	if (ret)
+		goto out_destroy;
+	/* From now on this id's events arrive on the reactor's side. */
+	ret = rblk_cm_err(rdma_migrate_id(id, rc->cm_ch));
+	if (ret) {
+		rblk_err("rdma: rdma_migrate_id: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	rc->id = id;
+	id->context = rc;
+	/* Sends: per request up to max_sge RDMA WRITE/READs + the response,
+	 * plus control PDUs and the drain marker; receives: depth + marker. */
+	caps = (struct rblk_rdma_qp_caps) {
+		.max_send_wr = depth * (RBLK_MAX_SGE + 1) + CTL_SLOTS + 1,
+		.max_recv_wr = depth + 1,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
+	if (caps.max_send_wr > (uint32_t)da.max_qp_wr)
+		caps.max_send_wr = (uint32_t)da.max_qp_wr;
+	cqe = (int)(caps.max_send_wr + caps.max_recv_wr);
+	if (cqe > da.max_cqe)
+		cqe = da.max_cqe;
+	ret = rblk_rdma_cq_create(id->verbs, cqe, rc, &rc->cc, &rc->cq);
+	if (ret) {
+		rblk_err("rdma: ibv_create_cq(%d): %s", cqe, strerror(-ret));
+		goto out_destroy;
+	}
+	ret = rblk_rdma_qp_create(id, rc->dev->pd, rc->cq, rc->cq, NULL, rc, &caps);
+	if (ret) {
+		rblk_err("rdma: rdma_create_qp(depth %u): %s", depth, strerror(-ret));
+		goto out_destroy;
+	}
+	mem_size = (size_t)depth * RX_SIZE + (size_t)depth * RSP_SLOT +
+		   CTL_SMALL * CTL_SMALL_SIZE + CTL_BIG * CTL_BIG_SIZE;
+	rc->mem = aligned_alloc(4096, (mem_size + 4095) & ~(size_t)4095);
+	rc->rx = calloc(depth, sizeof(*rc->rx));
+	rc->sgl = calloc(depth, sizeof(*rc->sgl));
+	rc->rsp_busy = calloc(depth, 1);
+	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy)
+		goto out_destroy;
+	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, mem_size,
+			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);
+	if (ret)
+		goto out_destroy;
+	ret = tgt_rdma_conn_prepare(rc);
+	if (ret)
+		goto out_destroy;
+	acc = (struct rblk_rdma_cm) { .queue_id = queue_id, .queue_depth = (uint16_t)depth };
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pdata;
+	cp.private_data_len = (uint8_t)rblk_encode_rdma_cm(pdata, &acc);
+	/* Our RDMA READs in flight: what the initiator can take and we can
+	 * issue; we take no RDMA READs (no remote access to target memory). */
+	cp.initiator_depth = rd_atom < da.max_qp_init_rd_atom ? rd_atom :
+			     (uint8_t)da.max_qp_init_rd_atom;
+	cp.responder_resources = 0;
+	cp.rnr_retry_count = 7;
+	ret = rblk_cm_err(rdma_accept(id, &cp));
+	if (ret) {
+		rblk_warn("rdma: rdma_accept: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	rc->work.fn = tgt_rdma_conn_start;
+	tgt_reactor_post_work(r, &rc->work);
+	return;
+
+out_destroy:
+	rblk_warn("rdma: %s: refusing connection: out of resources", l->addr);
+	reject(id, RBLK_S_NO_RESOURCES);
+	rblk_rdma_qp_destroy(id);
+	rblk_rdma_cq_destroy(rc->cc, rc->cq);
+	rblk_rdma_mr_dereg(rc->mem_mr);
+	tgt_rdma_dev_put(rc->dev);
+	rblk_rdma_id_destroy(id);
+	rblk_rdma_channel_destroy(rc->cm_ch);
+	free(rc->mem);
+	free(rc->rx);
+	free(rc->sgl);
+	free(rc->rsp_busy);
+	free(rc);
+}
+
+static void connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	struct rblk_rdma_cm req;
+	unsigned depth;
+	/* The CM reports the request from our side: initiator_depth is how
+	 * many RDMA READs the initiator lets us have in flight. */
+	uint8_t rd_atom = ev->param.conn.initiator_depth;
+	int st;
+
+	rblk_rdma_id_adopt(id);
+	st = rblk_decode_rdma_cm(ev->param.conn.private_data,
+				 ev->param.conn.private_data_len, &req);
+	if (st == RBLK_S_OK && req.status != RBLK_S_OK)
+		st = RBLK_S_INVALID_FIELD;
+	rdma_ack_cm_event(ev);
+	if (st != RBLK_S_OK) {
+		rblk_warn("rdma: %s: refusing connection: bad private data (%s)",
+			  l->addr, rblk_status_str(st));
+		reject(id, st);
+		rblk_rdma_id_destroy(id);
+		return;
+	}
+	depth = req.queue_depth;
+	if (depth > l->srv->cfg.max_queue_depth)
+		depth = l->srv->cfg.max_queue_depth;
+	build_conn(l, id, depth, rd_atom, req.queue_id);
+}
+
+int tgt_rdma_accept(struct tgt_listener *l)
+{
+	struct rdma_cm_event *ev;
+	int ret;
+
+	while ((ret = rblk_rdma_get_event(l->ch, 0, &ev)) == 0) {
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			connect_request(l, ev);
+			continue;
+		}
+		rblk_warn("rdma: %s: listener event %s (%d)", l->addr,
+			  rblk_rdma_event_str(ev->event), ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+int tgt_rdma_listen(struct tgt_server *srv, const char *addr,
+			struct tgt_listener **lp)
+{
+	struct tgt_listener *l;
+	const char *host, *port;
+	char buf[160];
+	int ret;
+
+	if (strlen(addr) >= sizeof(buf)) {
+		rblk_err("listen_rdma = %s: address too long", addr);
+		return -EINVAL;
+	}
+	strcpy(buf, addr);
+	if (rblk_rdma_split_hostport(buf, &host, &port)) {
+		rblk_err("listen_rdma = %s: expected host:port", addr);
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->srv = srv;
+	snprintf(l->addr, sizeof(l->addr), "%s", addr);
+	ret = rblk_rdma_channel_create(&l->ch);
+	if (ret) {
+		rblk_err("listen_rdma = %s: no RDMA CM (%s): is rdma_cm loaded and an RDMA device up?",
+			 addr, strerror(-ret));
+		goto out_free;
+	}
+	ret = rblk_rdma_id_create(l->ch, l, &l->id);
+	if (ret)
+		goto out_channel;
+	ret = rblk_rdma_listen(l->id, host, port, RBLK_DEFAULT_RDMA_PORT, 128);
+	if (ret) {
+		rblk_err("listen_rdma = %s: %s (no RDMA device on that address?)",
+			 addr, strerror(-ret));
+		goto out_id;
+	}
+	rblk_info("listening on rdma %s", addr);
+	*lp = l;
+	return 0;
+
+out_id:
+	rblk_rdma_id_destroy(l->id);
+out_channel:
+	rblk_rdma_channel_destroy(l->ch);
+out_free:
+	free(l);
+	return ret;
+}
+
+int tgt_rdma_listener_fd(struct tgt_listener *l)
+{
+	return l->ch->fd;
+}
+
+void tgt_rdma_unlisten(struct tgt_listener *l)
+{
+	rblk_rdma_id_destroy(l->id);
+	rblk_rdma_channel_destroy(l->ch);
+	/* Connections keep their device (PD, pool MRs) until they go. */
+	for (unsigned i = 0; i < MAX_DEVS; i++)
+		tgt_rdma_dev_put(l->devs[i]);
+	free(l);
+}
