@@ -33,8 +33,14 @@ struct aio_ctx {
 
 static int aio_open(struct tgt_volume *vol)
 {
-	int fd = tgt_be_open_direct(vol);
+	int fd;
 
+	if (vol->buffered) {
+		rblk_warn("volume %s: direct = no: libaio runs buffered and may block the reactor",
+			  vol->name);
+		return 0;
+	}
+	fd = tgt_be_open_direct(vol);
 	if (fd < 0) {
 		rblk_warn("volume %s: O_DIRECT not possible on %s (%s): libaio will run buffered and may block the reactor",
 			  vol->name, vol->path, strerror(-fd));

@@ -217,7 +217,10 @@ enum {
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
 	K_RDMA_POLL,
 };
-enum { K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE };
+enum {
+	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
+	K_DIRECT,
+};
 
 static const char *const target_keys[] = {
 	[K_LISTEN_TCP] = "listen_tcp", [K_LISTEN_RDMA] = "listen_rdma",
@@ -230,7 +233,7 @@ static const char *const target_keys[] = {
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
 	[K_READ_ONLY] = "read_only", [K_ALLOW_HOSTS] = "allow_hosts",
-	[K_SECRET_FILE] = "secret_file",
+	[K_SECRET_FILE] = "secret_file", [K_DIRECT] = "direct",
 };
 
 /* Absolute path value (admin_socket, volume_dir, secret_file). */
@@ -388,6 +391,16 @@ static int volume_key(struct parser *p, int k, char *v)
 		if (!*v)
 			return 0;	/* empty = no secret */
 		return parse_abs_path(p, "secret_file", v, PATH_MAX, &vol->secret_file);
+	case K_DIRECT: {
+		bool direct;
+
+		/* no = through the page cache, like nvmet's buffered_io. */
+		if (parse_bool(v, &direct))
+			return perr(p, "volume '%s': field 'direct': '%s' is not yes|no",
+				    vol->name, v);
+		vol->buffered = !direct;
+		return 0;
+	}
 	}
 	return 0;
 }
@@ -682,6 +695,8 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		}
 		if (v->secret_file)
 			sb_printf(&b, "secret_file = %s\n", v->secret_file);
+		if (v->buffered)
+			sb_printf(&b, "direct = no\n");
 	}
 	if (b.oom) {
 		free(b.s);

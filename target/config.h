@@ -27,6 +27,7 @@ struct tgt_volume_cfg {
 	uint64_t size;			/* bytes; 0 = take it from the store */
 	char     backend[TGT_CFG_BACKEND_MAX];	/* "uring" unless given */
 	bool     read_only;
+	bool     buffered;		/* direct = no: page cache, no O_DIRECT */
 	char   **allow_hosts;		/* malloc'd names/addresses; 0 = any host */
 	unsigned n_allow_hosts;
 	char    *secret_file;		/* malloc'd; NULL = no authentication */

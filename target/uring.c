@@ -15,8 +15,14 @@
 
 static int uring_open(struct tgt_volume *vol)
 {
-	int fd = tgt_be_open_direct(vol);
+	int fd;
 
+	if (vol->buffered) {
+		rblk_info("volume %s: direct = no: buffered I/O through the page cache",
+			  vol->name);
+		return 0;
+	}
+	fd = tgt_be_open_direct(vol);
 	if (fd < 0) {
 		rblk_info("volume %s: O_DIRECT not possible on %s (%s): using buffered I/O",
 			  vol->name, vol->path, strerror(-fd));

@@ -203,6 +203,7 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 	v->flags = RBLK_VOL_F_FLUSH | RBLK_VOL_F_FUA;
 	if (cfg->read_only)
 		v->flags |= RBLK_VOL_F_READ_ONLY;
+	v->buffered = cfg->buffered;
 	if (cfg->path) {
 		v->path = strdup(cfg->path);
 		if (!v->path) {

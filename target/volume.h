@@ -23,6 +23,7 @@ struct tgt_volume {
 	int      fd;			/* -1 when there is no store */
 	bool     is_blkdev;
 	bool     direct;		/* fd has O_DIRECT */
+	bool     buffered;		/* config direct = no: never O_DIRECT */
 	uint64_t size;			/* bytes exported */
 	uint32_t block_size;		/* logical block size */
 	uint32_t flags;			/* RBLK_VOL_F_* */

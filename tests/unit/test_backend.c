@@ -74,6 +74,9 @@ static int run_io(struct fixture *f, struct tgt_volume *v, int op,
 	return w.res;
 }
 
+/* direct = no for the volumes open_vol() opens; teardown clears it. */
+static bool open_buffered;
+
 static int setup(void **state)
 {
 	struct tgt_reactor_params p = { .id = 0, .buffer_bytes = 8u << 20 };
@@ -97,6 +100,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	open_buffered = false;
 	tgt_reactor_destroy(f->r);
 	unlink(f->path);
 	rmdir(f->dir);
@@ -107,7 +111,8 @@ static int teardown(void **state)
 static struct tgt_volume *open_vol(struct fixture *f, const char *backend,
 				   uint64_t size, bool ro)
 {
-	struct tgt_volume_cfg cfg = { .size = size, .read_only = ro };
+	struct tgt_volume_cfg cfg = { .size = size, .read_only = ro,
+				      .buffered = open_buffered };
 	struct tgt_volume *v = NULL;
 	char err[256];
 
@@ -208,6 +213,47 @@ static void test_uring(void **state)
 static void test_aio(void **state)
 {
 	data_roundtrip(*state, "aio");
+}
+
+/* O_DIRECT on the fd the backend actually uses, seen by the kernel. */
+static bool fd_direct(const struct tgt_volume *v)
+{
+	int fl = fcntl(v->fd, F_GETFL);
+
+	assert_true(fl >= 0);
+	return fl & O_DIRECT;
+}
+
+/* direct = yes (default) takes O_DIRECT where the store allows it;
+ * direct = no never does, and the data path still round-trips. */
+static void direct_modes(struct fixture *f, const char *backend)
+{
+	struct tgt_volume *v = open_vol(f, backend, VOL_SIZE, false);
+
+	assert_false(v->buffered);
+	assert_int_equal(v->direct, fd_direct(v));
+	if (!v->direct)
+		print_message("%s: no O_DIRECT on this file system\n", backend);
+	tgt_volume_close(v);
+
+	open_buffered = true;
+	v = open_vol(f, backend, VOL_SIZE, false);
+	assert_true(v->buffered);
+	assert_false(v->direct);
+	assert_false(fd_direct(v));
+	tgt_volume_close(v);
+	unlink(f->path);
+	data_roundtrip(f, backend);
+}
+
+static void test_direct_uring(void **state)
+{
+	direct_modes(*state, "uring");
+}
+
+static void test_direct_aio(void **state)
+{
+	direct_modes(*state, "aio");
 }
 
 static void test_null(void **state)
@@ -445,6 +491,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_uring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_direct_uring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_direct_aio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_null, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),

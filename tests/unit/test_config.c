@@ -35,6 +35,7 @@ static const char good_text[] =
 	"\n"
 	"[volume db:1]\r\n"
 	"  path=/dev/sdb  \n"
+	"direct = off\n"
 	"[volume n]\n"
 	"backend = null\n"
 	"size = 1M\n";
@@ -67,6 +68,10 @@ static void test_good(void **state)
 	assert_true(cfg.vols[1].size == 0);
 	assert_string_equal(cfg.vols[1].backend, "uring");
 	assert_false(cfg.vols[1].read_only);
+	/* direct defaults to yes; "off" turns it to buffered. */
+	assert_false(cfg.vols[0].buffered);
+	assert_true(cfg.vols[1].buffered);
+	assert_false(cfg.vols[2].buffered);
 	assert_null(cfg.vols[2].path);
 	assert_non_null(tgt_config_find_volume(&cfg, "db:1"));
 	assert_null(tgt_config_find_volume(&cfg, "nope"));
@@ -142,6 +147,9 @@ static const struct {
 	{ "[volume v]\npath = /x\nsize = 99999999999999999999\n", 3, "'size'" },
 	{ "[volume v]\npath = /x\nbackend = spdk\n", 3, "unknown backend 'spdk'" },
 	{ "[volume v]\npath = /x\nread_only = maybe\n", 3, "'read_only'" },
+	{ "[volume v]\npath = /x\ndirect = sometimes\n", 3, "'direct'" },
+	{ "[volume v]\npath = /x\ndirect =\n", 3, "'direct'" },
+	{ "[volume v]\npath = /x\ndirect = no\ndirect = yes\n", 4, "given twice" },
 	{ "[volume v]\nsize = 1G\n", 1, "'path' is missing" },
 	{ "[volume v]\nsize = 1G\n[volume w]\npath=/w\n", 1, "'path' is missing" },
 	{ "[volume v]\nbackend = null\n", 1, "needs field 'size'" },
@@ -196,8 +204,12 @@ static void test_round_trip(void **state)
 		assert_true(a.vols[i].size == b.vols[i].size);
 		assert_string_equal(a.vols[i].backend, b.vols[i].backend);
 		assert_int_equal(a.vols[i].read_only, b.vols[i].read_only);
+		assert_int_equal(a.vols[i].buffered, b.vols[i].buffered);
 	}
 	assert_non_null(strstr(t1, "size = 10G\n"));
+	/* Only the non-default is written, and only for that volume. */
+	assert_non_null(strstr(t1, "[volume db:1]\npath = /dev/sdb\nbackend = uring\nread_only = no\ndirect = no\n"));
+	assert_null(strstr(strstr(t1, "direct = no\n") + 1, "direct ="));
 	free(t1);
 	free(t2);
 	tgt_config_free(&a);
