@@ -245,7 +245,7 @@ res_counts() {
 }
 
 # (wait_until re-runs a command: these re-read the counts each time.)
-fds_up() { [ "$(ls /proc/"$TPID"/fd | wc -l)" -gt "$fd0" ]; }
+qp_live() { rdma resource show qp 2>/dev/null | grep -q "pid $TPID "; }
 counts_back() { [ "$(res_counts "$TPID")" = "$before" ]; }
 
 # 200 connect/LOGIN/I-O/disconnect cycles leave the target with the same
@@ -268,7 +268,9 @@ case_cycles() {
 	fio_x rdma hold 1 0 --rw=randread --bs=4k --size=1M --time_based \
 		--runtime=15 >hold.log 2>&1 &
 	local hold=$! mid
-	wait_until 30 fds_up
+	# (fio's parent probes the volume over a short connection of its own
+	# first: wait for the job's QP itself.)
+	wait_until 30 qp_live
 	mid=$(res_counts "$TPID")
 	log "with one connection open: qp mr cq pd = $mid"
 	if [ "$(echo "$mid" | cut -d' ' -f1)" -eq 0 ]; then
