@@ -74,8 +74,17 @@ fio_dies_with_target() {
 		>"$T/fio-during.out" 2>&1 &
 	fio_pid=$!
 	_cleanup_pids+=("$fio_pid")
-	sleep 1.5
+	# I/O is in flight once fio's job holds a connection (a fixed sleep
+	# raced with a slow fio start on a loaded machine).
+	for ((i = 0; i < 300; i++)); do
+		[ -n "$(ss -Htn state established "( dport = :$PORT )" 2>/dev/null)" ] && break
+		kill -0 "$fio_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 0.5
 	kill -0 "$fio_pid" 2>/dev/null || { cat "$T/fio-during.out"; echo "fio ended early"; return 1; }
+	[ -n "$(ss -Htn state established "( dport = :$PORT )")" ] ||
+		{ echo "fio never connected within 30 s"; return 1; }
 	local t0=$SECONDS
 	if [ "$sig" = TERM ]; then
 		stop_target TERM	# fails the test if the target needs > 5 s
