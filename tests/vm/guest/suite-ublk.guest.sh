@@ -85,6 +85,20 @@ show_logs() {
 	tail -n 20 "$CASE_TMP/target.log" 2>/dev/null
 }
 
+# On case exit: detach everything; a sanitizer report from any server (a
+# SANITIZE=1 build in RBLK_BUILD) fails the case.
+case_cleanup() {
+	local rc=$?
+	umount -q /mnt/ublk 2>/dev/null
+	"$CTL" detach --all --timeout 10 >/dev/null 2>&1
+	if grep -l -E 'Sanitizer|runtime error' /run/rblk/rblk-initiator.*.log 2>/dev/null; then
+		grep -h -A8 -E 'Sanitizer|runtime error' /run/rblk/rblk-initiator.*.log | head -n 20
+		echo "FAIL: sanitizer report in an rblk-initiator log"
+		exit 1
+	fi
+	exit "$rc"
+}
+
 # Every case: nothing attached before, nothing left after.
 case_setup() {
 	"$CTL" detach --all --timeout 10 >/dev/null 2>&1
@@ -92,7 +106,7 @@ case_setup() {
 	# a program that wrote to a vanished /dev/ublkbN made a regular file
 	find /dev -maxdepth 1 -name 'ublkb*' -type f -delete
 	trap 'exit 143' TERM
-	trap '"$CTL" detach --all --timeout 10 >/dev/null 2>&1; umount -q /mnt/ublk 2>/dev/null' EXIT
+	trap 'case_cleanup' EXIT
 	mkdir -p /mnt/ublk
 }
 
