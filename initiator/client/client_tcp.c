@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,10 +433,21 @@ static int parse_staged(struct rblk_client_conn *c, struct rblk_queue *q)
 	}
 }
 
+/*
+ * Syscalls per completion matter at QD1 (each one is a kernel entry on the
+ * critical path), so two shortcuts avoid a recv() that would only say
+ * EAGAIN: a recv that returned less than asked emptied the socket, and with
+ * one I/O in flight and nothing staged its answer cannot be here yet (it
+ * was just sent), so a blocking call waits first.  Both only change when
+ * we look, never what we parse.
+ */
 static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	bool drained = timeout_ms != 0 && c->pos == c->len && !c->rd_io &&
+		       rblk_queue_inflight(q) == 1;
 	int done = 0, ret;
+	size_t want;
 	ssize_t n;
 
 	for (;;) {
@@ -445,10 +457,22 @@ static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeou
 		done += ret;
 		if (c->pos == c->len)
 			c->pos = c->len = 0;
+		if (drained) {
+			/* Nothing more now: report what we have, or wait once. */
+			if (done || left_ms(deadline) == 0)
+				return done;
+			ret = wait_fd(c->fd, POLLIN, left_ms(deadline));
+			if (ret == -ETIMEDOUT)
+				return done;
+			if (ret)
+				return ret;
+			drained = false;
+		}
 		if (c->rd_io && c->rd_rsp.value - c->rd_got >= STAGE_SIZE / 2) {
 			/* Big READ: straight into the caller's buffer. */
+			want = c->rd_rsp.value - c->rd_got;
 			n = recv(c->fd, (uint8_t *)c->rd_io->buf + c->rd_got,
-				 c->rd_rsp.value - c->rd_got, MSG_DONTWAIT);
+				 want, MSG_DONTWAIT);
 			if (n > 0)
 				c->rd_got += (uint32_t)n;
 		} else {
@@ -457,27 +481,22 @@ static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeou
 				c->len -= c->pos;
 				c->pos = 0;
 			}
-			n = recv(c->fd, c->stage + c->len, STAGE_SIZE - c->len,
-				 MSG_DONTWAIT);
+			want = STAGE_SIZE - c->len;
+			n = recv(c->fd, c->stage + c->len, want, MSG_DONTWAIT);
 			if (n > 0)
 				c->len += (size_t)n;
 		}
-		if (n > 0)
+		if (n > 0) {
+			drained = (size_t)n < want;
 			continue;
+		}
 		if (n == 0)
 			return -ECONNRESET;
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		/* Nothing more now: report what we have, or wait once. */
-		if (done || left_ms(deadline) == 0)
-			return done;
-		ret = wait_fd(c->fd, POLLIN, left_ms(deadline));
-		if (ret == -ETIMEDOUT)
-			return done;
-		if (ret)
-			return ret;
+		drained = true;
 	}
 }
 
