@@ -123,9 +123,20 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	r->stop_ev.done = stop_done;
 	r->work_ev.done = work_done;
 
+	/* COOP_TASKRUN: completions for a busy reactor are picked up at its
+	 * next io_uring_enter instead of interrupting it with an IPI (it
+	 * enters on every loop turn anyway).  Kernels before 5.19 refuse
+	 * the flag: retry without. */
+	up.flags |= IORING_SETUP_COOP_TASKRUN;
 	ret = io_uring_queue_init_params(params->ring_entries ?
 					 params->ring_entries : 1024,
 					 &r->ring, &up);
+	if (ret == -EINVAL) {
+		up.flags &= ~IORING_SETUP_COOP_TASKRUN;
+		ret = io_uring_queue_init_params(params->ring_entries ?
+						 params->ring_entries : 1024,
+						 &r->ring, &up);
+	}
 	if (ret < 0) {
 		rblk_err("reactor%u: io_uring_queue_init: %s", params->id,
 			 strerror(-ret));
