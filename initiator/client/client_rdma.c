@@ -277,7 +277,9 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 		goto out_close;
 	}
 	ret = -ENOMEM;
-	c->setup_buf = aligned_alloc(4096, SETUP_RECV_SIZE + SETUP_SEND_SIZE + 4096);
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	c->setup_buf = aligned_alloc(4096, (SETUP_RECV_SIZE + SETUP_SEND_SIZE + 4095) &
+					   ~(size_t)4095);
 	if (!c->setup_buf) {
 		set_err(errbuf, errlen, "out of memory");
 		goto out_close;
