@@ -33,22 +33,14 @@ struct aio_ctx {
 
 static int aio_open(struct tgt_volume *vol)
 {
-	int fd;
+	int ret = tgt_be_try_direct(vol);
 
-	if (vol->buffered) {
+	if (ret > 0)
 		rblk_warn("volume %s: direct = no: libaio runs buffered and may block the reactor",
 			  vol->name);
-		return 0;
-	}
-	fd = tgt_be_open_direct(vol);
-	if (fd < 0) {
+	else if (ret < 0)
 		rblk_warn("volume %s: O_DIRECT not possible on %s (%s): libaio will run buffered and may block the reactor",
-			  vol->name, vol->path, strerror(-fd));
-		return 0;
-	}
-	close(vol->fd);
-	vol->fd = fd;
-	vol->direct = true;
+			  vol->name, vol->path, strerror(-ret));
 	return 0;
 }
 

@@ -161,7 +161,7 @@ int tgt_be_submit_sync_class(struct tgt_io *io)
 
 /* ---- O_DIRECT probe -------------------------------------------------- */
 
-int tgt_be_open_direct(struct tgt_volume *vol)
+static int open_direct(struct tgt_volume *vol)
 {
 	int flags = (vol->flags & RBLK_VOL_F_READ_ONLY) ? O_RDONLY : O_RDWR;
 	void *buf;
@@ -185,4 +185,19 @@ int tgt_be_open_direct(struct tgt_volume *vol)
 		return ret;
 	}
 	return fd;
+}
+
+int tgt_be_try_direct(struct tgt_volume *vol)
+{
+	int fd;
+
+	if (vol->buffered)
+		return 1;
+	fd = open_direct(vol);
+	if (fd < 0)
+		return fd;
+	close(vol->fd);
+	vol->fd = fd;
+	vol->direct = true;
+	return 0;
 }

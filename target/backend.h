@@ -96,8 +96,12 @@ extern const struct tgt_backend_ops tgt_backend_fault;
  */
 int tgt_be_submit_sync_class(struct tgt_io *io);
 
-/* Probe O_DIRECT on path: reopens it with O_DIRECT and reads one block.
- * Returns the new fd (>= 0) or -errno (caller keeps its buffered fd). */
-int tgt_be_open_direct(struct tgt_volume *vol);
+/*
+ * Switches vol to O_DIRECT unless its config says direct = no: reopens the
+ * path with O_DIRECT, proves it with a one-block read and swaps vol->fd.
+ * Returns 0 when vol now runs O_DIRECT, 1 when it stays buffered by
+ * config, -errno when the store refused O_DIRECT (vol stays buffered).
+ */
+int tgt_be_try_direct(struct tgt_volume *vol);
 
 #endif /* RBLK_TARGET_BACKEND_H */

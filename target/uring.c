@@ -15,22 +15,14 @@
 
 static int uring_open(struct tgt_volume *vol)
 {
-	int fd;
+	int ret = tgt_be_try_direct(vol);
 
-	if (vol->buffered) {
+	if (ret > 0)
 		rblk_info("volume %s: direct = no: buffered I/O through the page cache",
 			  vol->name);
-		return 0;
-	}
-	fd = tgt_be_open_direct(vol);
-	if (fd < 0) {
+	else if (ret < 0)
 		rblk_info("volume %s: O_DIRECT not possible on %s (%s): using buffered I/O",
-			  vol->name, vol->path, strerror(-fd));
-		return 0;
-	}
-	close(vol->fd);
-	vol->fd = fd;
-	vol->direct = true;
+			  vol->name, vol->path, strerror(-ret));
 	return 0;
 }
 
