@@ -6,6 +6,7 @@
  * every outstanding I/O.  The bytes themselves move in client_tcp.c /
  * client_rdma.c behind struct rblk_client_transport_ops.
  */
+#include "clock.h"
 #include "rblk_client.h"
 #include "auth.h"
 #include "client_transport.h"
@@ -51,9 +52,7 @@ struct rblk_queue {
 	unsigned done_head, done_count;
 };
 
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+void rblk_client_set_err(char *errbuf, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -74,25 +73,6 @@ static const struct rblk_client_transport_ops *find_transport(const char *name)
 	return NULL;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Milliseconds left until deadline (>= 0), or -1 when deadline is -1. */
-static int left_ms(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - now_ms();
-	return left > 0 ? (int)left : 0;
-}
-
 /* The host name sent in LOGIN/DISCOVER: the option, else gethostname(). */
 static int pick_hostname(const struct rblk_client_opts *opts,
 			 char host[RBLK_NAME_MAX], char *errbuf, size_t errlen)
@@ -102,7 +82,7 @@ static int pick_hostname(const struct rblk_client_opts *opts,
 	if (opts->hostname && *opts->hostname) {
 		if (strlen(opts->hostname) >= RBLK_NAME_MAX ||
 		    rblk_name_valid(opts->hostname)) {
-			set_err(errbuf, errlen, "invalid host name '%s'", opts->hostname);
+			rblk_client_set_err(errbuf, errlen, "invalid host name '%s'", opts->hostname);
 			return -EINVAL;
 		}
 		strcpy(host, opts->hostname);
@@ -112,7 +92,7 @@ static int pick_hostname(const struct rblk_client_opts *opts,
 		strcpy(buf, "localhost");
 	buf[sizeof(buf) - 1] = '\0';
 	if (strlen(buf) >= RBLK_NAME_MAX || rblk_name_valid(buf)) {
-		set_err(errbuf, errlen,
+		rblk_client_set_err(errbuf, errlen,
 			"this machine's name '%s' is not a valid rblk host name; set hostname",
 			buf);
 		return -EINVAL;
@@ -131,12 +111,12 @@ static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
 	int ret;
 
 	if (!ops) {
-		set_err(errbuf, errlen, "unknown or unavailable transport '%s'",
+		rblk_client_set_err(errbuf, errlen, "unknown or unavailable transport '%s'",
 			opts->transport);
 		return -EPROTONOSUPPORT;
 	}
 	if (!opts->host || !*opts->host) {
-		set_err(errbuf, errlen, "no target host given");
+		rblk_client_set_err(errbuf, errlen, "no target host given");
 		return -EINVAL;
 	}
 	p = (struct rblk_client_conn_params) {
@@ -157,7 +137,7 @@ static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
 static int login_refused(const struct rblk_client_opts *opts, int status,
 			 char *errbuf, size_t errlen)
 {
-	set_err(errbuf, errlen, "target refused login to volume '%s': %s",
+	rblk_client_set_err(errbuf, errlen, "target refused login to volume '%s': %s",
 		opts->volume, rblk_status_str(status));
 	switch (status) {
 	case RBLK_S_NO_SUCH_VOLUME:	return -ENOENT;
@@ -188,21 +168,21 @@ static int answer_challenge(const struct rblk_client_opts *opts,
 	int ret;
 
 	if (!opts->secret_file) {
-		set_err(errbuf, errlen,
+		rblk_client_set_err(errbuf, errlen,
 			"volume '%s' requires authentication: give a secret_file",
 			opts->volume);
 		return -EACCES;
 	}
 	ret = rblk_auth_load_secret(opts->secret_file, &secret, why, sizeof(why));
 	if (ret) {
-		set_err(errbuf, errlen, "volume '%s': %s", opts->volume, why);
+		rblk_client_set_err(errbuf, errlen, "volume '%s': %s", opts->volume, why);
 		return ret;
 	}
 	ret = rblk_auth_mac(&secret, rsp->nonce, login->volume, login->host,
 			    login->auth_mac);
 	rblk_auth_clear_secret(&secret);
 	if (ret) {
-		set_err(errbuf, errlen, "volume '%s': computing the auth MAC failed",
+		rblk_client_set_err(errbuf, errlen, "volume '%s': computing the auth MAC failed",
 			opts->volume);
 		return ret;
 	}
@@ -221,20 +201,20 @@ static int login_round(const struct rblk_client_transport_ops *ops,
 	size_t len = rblk_encode_login(out, l);
 	int ret, st;
 
-	ret = ops->send_msg(conn, out, len, left_ms(deadline));
+	ret = ops->send_msg(conn, out, len, rblk_left_ms(deadline));
 	if (ret) {
-		set_err(errbuf, errlen, "sending LOGIN: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "sending LOGIN: %s", strerror(-ret));
 		return ret;
 	}
-	ret = ops->recv_msg(conn, buf, sizeof(buf), left_ms(deadline));
+	ret = ops->recv_msg(conn, buf, sizeof(buf), rblk_left_ms(deadline));
 	if (ret < 0) {
-		set_err(errbuf, errlen, "waiting for LOGIN_RSP: %s",
+		rblk_client_set_err(errbuf, errlen, "waiting for LOGIN_RSP: %s",
 			ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
 		return ret;
 	}
 	st = rblk_decode_login_rsp(buf, (size_t)ret, rsp);
 	if (st != RBLK_S_OK) {
-		set_err(errbuf, errlen, "malformed LOGIN_RSP from target: %s",
+		rblk_client_set_err(errbuf, errlen, "malformed LOGIN_RSP from target: %s",
 			rblk_status_str(st));
 		return -EPROTO;
 	}
@@ -269,7 +249,7 @@ static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
 	if (rsp.status != RBLK_S_OK)
 		return login_refused(opts, rsp.status, errbuf, errlen);
 	if (rsp.queue_depth > want_depth) {
-		set_err(errbuf, errlen, "target granted depth %u > asked %u",
+		rblk_client_set_err(errbuf, errlen, "target granted depth %u > asked %u",
 			rsp.queue_depth, want_depth);
 		return -EPROTO;
 	}
@@ -317,21 +297,21 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 {
 	unsigned want = opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
 	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
-	int64_t deadline = now_ms() + timeout;
+	int64_t deadline = rblk_now_ms() + timeout;
 	char host[RBLK_NAME_MAX];
 	struct rblk_client_geometry g;
 	struct rblk_queue *q;
 	int ret;
 
-	set_err(errbuf, errlen, "no error");
+	rblk_client_set_err(errbuf, errlen, "no error");
 	if (!opts->volume || strlen(opts->volume) >= RBLK_NAME_MAX ||
 	    rblk_name_valid(opts->volume)) {
-		set_err(errbuf, errlen, "invalid volume name '%s'",
+		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'",
 			opts->volume ? opts->volume : "");
 		return -EINVAL;
 	}
 	if (want > RBLK_MAX_QUEUE_DEPTH) {
-		set_err(errbuf, errlen, "queue depth %u above the maximum %u",
+		rblk_client_set_err(errbuf, errlen, "queue depth %u above the maximum %u",
 			want, RBLK_MAX_QUEUE_DEPTH);
 		return -EINVAL;
 	}
@@ -341,7 +321,7 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 		return ret;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
-		set_err(errbuf, errlen, "out of memory");
+		rblk_client_set_err(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	ret = open_conn(opts, want, &q->ops, &q->conn, errbuf, errlen);
@@ -352,7 +332,7 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 		goto out_close_conn;
 	ret = alloc_tags(q, q->info.queue_depth);
 	if (ret) {
-		set_err(errbuf, errlen, "out of memory");
+		rblk_client_set_err(errbuf, errlen, "out of memory");
 		goto out_close_conn;
 	}
 	g = (struct rblk_client_geometry) {
@@ -363,7 +343,7 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	};
 	ret = q->ops->start(q->conn, &g);
 	if (ret) {
-		set_err(errbuf, errlen, "starting %s queue: %s", q->ops->name,
+		rblk_client_set_err(errbuf, errlen, "starting %s queue: %s", q->ops->name,
 			strerror(-ret));
 		goto out_close_conn;
 	}
@@ -562,7 +542,7 @@ static unsigned take_done(struct rblk_queue *q, struct rblk_io **out, unsigned m
 int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 		    unsigned min_wait, unsigned max, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
 	unsigned outstanding = q->depth - q->nfree;
 	int ret;
 
@@ -572,12 +552,12 @@ int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 	if (min_wait > outstanding)
 		min_wait = outstanding;
 	while (!q->dead && q->done_count < min_wait) {
-		ret = q->ops->poll(q->conn, q, left_ms(deadline));
+		ret = q->ops->poll(q->conn, q, rblk_left_ms(deadline));
 		if (ret < 0) {
 			kill_queue(q, ret);
 			break;
 		}
-		if (ret == 0 && deadline >= 0 && left_ms(deadline) == 0)
+		if (ret == 0 && deadline >= 0 && rblk_left_ms(deadline) == 0)
 			break;
 	}
 	/* Never block, but pick up whatever already arrived. */
@@ -610,7 +590,7 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	const size_t cap = sizeof(struct rblk_wire_discover_rsp) +
 			   RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry);
 	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
-	int64_t deadline = now_ms() + timeout;
+	int64_t deadline = rblk_now_ms() + timeout;
 	uint8_t out[sizeof(struct rblk_wire_discover)];
 	const struct rblk_client_transport_ops *ops;
 	struct rblk_client_conn *conn;
@@ -619,39 +599,39 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	uint8_t *buf;
 	int ret, st;
 
-	set_err(errbuf, errlen, "no error");
+	rblk_client_set_err(errbuf, errlen, "no error");
 	ret = pick_hostname(opts, host, errbuf, errlen);
 	if (ret)
 		return ret;
 	buf = malloc(cap);
 	if (!buf) {
-		set_err(errbuf, errlen, "out of memory");
+		rblk_client_set_err(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	ret = open_conn(opts, 1, &ops, &conn, errbuf, errlen);
 	if (ret)
 		goto out_free_buf;
 	ret = ops->send_msg(conn, out, rblk_encode_discover(out, host),
-			    left_ms(deadline));
+			    rblk_left_ms(deadline));
 	if (ret) {
-		set_err(errbuf, errlen, "sending DISCOVER: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "sending DISCOVER: %s", strerror(-ret));
 		goto out_close_conn;
 	}
-	ret = ops->recv_msg(conn, buf, cap, left_ms(deadline));
+	ret = ops->recv_msg(conn, buf, cap, rblk_left_ms(deadline));
 	if (ret < 0) {
-		set_err(errbuf, errlen, "waiting for DISCOVER_RSP: %s",
+		rblk_client_set_err(errbuf, errlen, "waiting for DISCOVER_RSP: %s",
 			ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
 		goto out_close_conn;
 	}
 	st = rblk_decode_discover_rsp(buf, (size_t)ret, &status, &count);
 	if (st == RBLK_S_OK && status != RBLK_S_OK) {
-		set_err(errbuf, errlen, "target refused discovery: %s",
+		rblk_client_set_err(errbuf, errlen, "target refused discovery: %s",
 			rblk_status_str(status));
 		ret = login_refused(opts, status, NULL, 0);
 		goto out_close_conn;
 	}
 	if (st != RBLK_S_OK) {
-		set_err(errbuf, errlen, "malformed DISCOVER_RSP: %s", rblk_status_str(st));
+		rblk_client_set_err(errbuf, errlen, "malformed DISCOVER_RSP: %s", rblk_status_str(st));
 		ret = -EPROTO;
 		goto out_close_conn;
 	}
@@ -660,7 +640,7 @@ int rblk_discover(const struct rblk_client_opts *opts,
 				   i * sizeof(struct rblk_wire_discover_entry);
 
 		if (rblk_decode_discover_entry(e, &entries[i]) != RBLK_S_OK) {
-			set_err(errbuf, errlen, "malformed DISCOVER_RSP entry %u", i);
+			rblk_client_set_err(errbuf, errlen, "malformed DISCOVER_RSP entry %u", i);
 			ret = -EPROTO;
 			goto out_close_conn;
 		}

@@ -19,6 +19,7 @@
  * small slots posted by start().  Receives complete in posting order, so a
  * response may land in any slot; every slot is handled the same way.
  */
+#include "clock.h"
 #include "client_transport.h"
 #include "log.h"
 #include "rdma_verbs.h"
@@ -82,27 +83,6 @@ struct rblk_client_conn {
 	struct user_mr *umr;
 	unsigned n_umr;
 };
-
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int post_slot(struct rblk_client_conn *c, struct recv_slot *s,
 		     uint32_t lkey)
@@ -168,8 +148,8 @@ static int post_send(struct rblk_client_conn *c, void *buf, uint32_t len,
 	 * lasts a moment; a stall this long means the peer is gone. */
 	while (!ret && c->sq_used >= c->sq_size) {
 		if (!deadline)
-			deadline = now_ms() + SQ_STALL_MS;
-		else if (now_ms() > deadline)
+			deadline = rblk_now_ms() + SQ_STALL_MS;
+		else if (rblk_now_ms() > deadline)
 			return -ETIMEDOUT;
 		ret = drain_sends(c);
 	}
@@ -193,12 +173,12 @@ static int reject_errno(struct rdma_cm_event *ev, char *errbuf, size_t errlen,
 	    rblk_decode_rdma_cm(ev->param.conn.private_data,
 				ev->param.conn.private_data_len, &pd) == RBLK_S_OK &&
 	    pd.status != RBLK_S_OK) {
-		set_err(errbuf, errlen, "%s refused the RDMA connection: %s", who,
+		rblk_client_set_err(errbuf, errlen, "%s refused the RDMA connection: %s", who,
 			rblk_status_str(pd.status));
 		return pd.status == RBLK_S_BAD_VERSION ? -EPROTO :
 		       pd.status == RBLK_S_NO_RESOURCES ? -ENOMEM : -ECONNREFUSED;
 	}
-	set_err(errbuf, errlen, "RDMA connect to %s failed: %s (status %d)", who,
+	rblk_client_set_err(errbuf, errlen, "RDMA connect to %s failed: %s (status %d)", who,
 		rblk_rdma_event_str(ev->event), ev->status);
 	return ev->event == RDMA_CM_EVENT_REJECTED ? -ECONNREFUSED : -EHOSTUNREACH;
 }
@@ -221,36 +201,36 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		set_err(errbuf, errlen, "out of memory");
+		rblk_client_set_err(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	c->epfd = -1;
 	ret = rblk_rdma_channel_create(&c->cm_ch);
 	if (ret) {
-		set_err(errbuf, errlen, "rdma_create_event_channel: %s (no RDMA device?)",
+		rblk_client_set_err(errbuf, errlen, "rdma_create_event_channel: %s (no RDMA device?)",
 			strerror(-ret));
 		goto out_close;
 	}
 	ret = rblk_rdma_id_create(c->cm_ch, c, &c->id);
 	if (ret) {
-		set_err(errbuf, errlen, "rdma_create_id: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "rdma_create_id: %s", strerror(-ret));
 		goto out_close;
 	}
 	ret = rblk_rdma_resolve(c->id, p->host, p->port, RBLK_DEFAULT_RDMA_PORT,
 				p->timeout_ms);
 	if (ret) {
-		set_err(errbuf, errlen, "cannot resolve RDMA route to %s:%s: %s",
+		rblk_client_set_err(errbuf, errlen, "cannot resolve RDMA route to %s:%s: %s",
 			p->host, p->port, strerror(-ret));
 		goto out_close;
 	}
 	ret = rblk_ibv_err(ibv_query_device(c->id->verbs, &dev));
 	if (ret) {
-		set_err(errbuf, errlen, "ibv_query_device: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "ibv_query_device: %s", strerror(-ret));
 		goto out_close;
 	}
 	ret = rblk_rdma_pd_alloc(c->id->verbs, &c->pd);
 	if (ret) {
-		set_err(errbuf, errlen, "ibv_alloc_pd: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "ibv_alloc_pd: %s", strerror(-ret));
 		goto out_close;
 	}
 	/* Sends: one capsule per tag, and a tag can be reused before its
@@ -262,7 +242,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 		ret = rblk_rdma_cq_create(c->id->verbs, (int)c->sq_size, c, NULL,
 					  &c->scq);
 	if (ret) {
-		set_err(errbuf, errlen, "ibv_create_cq: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "ibv_create_cq: %s", strerror(-ret));
 		goto out_close;
 	}
 	caps = (struct rblk_rdma_qp_caps) {
@@ -273,7 +253,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	};
 	ret = rblk_rdma_qp_create(c->id, c->pd, c->scq, c->rcq, NULL, c, &caps);
 	if (ret) {
-		set_err(errbuf, errlen, "rdma_create_qp: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "rdma_create_qp: %s", strerror(-ret));
 		goto out_close;
 	}
 	ret = -ENOMEM;
@@ -281,19 +261,19 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	c->setup_buf = aligned_alloc(4096, (SETUP_RECV_SIZE + SETUP_SEND_SIZE + 4095) &
 					   ~(size_t)4095);
 	if (!c->setup_buf) {
-		set_err(errbuf, errlen, "out of memory");
+		rblk_client_set_err(errbuf, errlen, "out of memory");
 		goto out_close;
 	}
 	ret = rblk_rdma_mr_reg(c->pd, c->setup_buf, SETUP_RECV_SIZE + SETUP_SEND_SIZE,
 			       IBV_ACCESS_LOCAL_WRITE, &c->setup_mr);
 	if (ret) {
-		set_err(errbuf, errlen, "ibv_reg_mr: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "ibv_reg_mr: %s", strerror(-ret));
 		goto out_close;
 	}
 	c->setup_slot = (struct recv_slot) { c->setup_buf, SETUP_RECV_SIZE };
 	ret = post_slot(c, &c->setup_slot, c->setup_mr->lkey);
 	if (ret) {
-		set_err(errbuf, errlen, "ibv_post_recv: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "ibv_post_recv: %s", strerror(-ret));
 		goto out_close;
 	}
 	c->setup_posted = 1;
@@ -314,7 +294,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	cp.rnr_retry_count = 7;
 	ret = rblk_cm_err(rdma_connect(c->id, &cp));
 	if (ret) {
-		set_err(errbuf, errlen, "rdma_connect: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "rdma_connect: %s", strerror(-ret));
 		goto out_close;
 	}
 	ret = rblk_rdma_wait_event(c->cm_ch, RDMA_CM_EVENT_ESTABLISHED,
@@ -327,7 +307,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 			ret = reject_errno(ev, errbuf, errlen, who);
 			rdma_ack_cm_event(ev);
 		} else {
-			set_err(errbuf, errlen, "RDMA connect to %s: %s", who,
+			rblk_client_set_err(errbuf, errlen, "RDMA connect to %s: %s", who,
 				ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
 		}
 		goto out_close;
@@ -338,7 +318,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	c->connected = 1;
 	if (ret != RBLK_S_OK || acc.status != RBLK_S_OK ||
 	    acc.queue_depth > p->queue_depth) {
-		set_err(errbuf, errlen, "target accepted with bad private data (%s)",
+		rblk_client_set_err(errbuf, errlen, "target accepted with bad private data (%s)",
 			rblk_status_str(ret != RBLK_S_OK ? ret : acc.status));
 		ret = -EPROTO;
 		goto out_close;
@@ -350,7 +330,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->cm_ch->fd,
 		      &(struct epoll_event) { .events = EPOLLIN })) {
 		ret = -errno;
-		set_err(errbuf, errlen, "epoll: %s", strerror(-ret));
+		rblk_client_set_err(errbuf, errlen, "epoll: %s", strerror(-ret));
 		goto out_close;
 	}
 	RBLK_DBG(RBLK_DBG_CONN, "rdma: connected to %s:%s queue %u, depth %u",
@@ -442,7 +422,7 @@ static int wc_error(struct rblk_client_conn *c, const struct ibv_wc *wc)
 static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 			 int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
 	struct recv_slot *s;
 	struct ibv_wc wc;
 	uint32_t length;
@@ -465,9 +445,9 @@ static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 			ret = check_cm(c);
 		if (ret)
 			return ret;
-		if (deadline >= 0 && now_ms() >= deadline)
+		if (deadline >= 0 && rblk_now_ms() >= deadline)
 			return -ETIMEDOUT;
-		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - now_ms()));
+		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()));
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
 	}
@@ -690,7 +670,7 @@ static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q)
 static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 		     int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
 	int ret, done;
 
 	if (c->failed)
@@ -709,9 +689,9 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 			ret = check_cm(c);
 		if (ret)
 			return ret;
-		if (timeout_ms == 0 || (deadline >= 0 && now_ms() >= deadline))
+		if (timeout_ms == 0 || (deadline >= 0 && rblk_now_ms() >= deadline))
 			return 0;
-		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - now_ms()));
+		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()));
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
 	}
@@ -746,10 +726,10 @@ static void rdma_close(struct rblk_client_conn *c)
 		rblk_rdma_qp_to_error(c->id->qp);
 	}
 	if (c->id && c->id->qp) {
-		int64_t deadline = now_ms() + 1000;
+		int64_t deadline = rblk_now_ms() + 1000;
 
 		/* Every posted WR comes back (flushed) before the QP goes. */
-		while (now_ms() < deadline) {
+		while (rblk_now_ms() < deadline) {
 			int n = rblk_rdma_poll(c->rcq, POLL_BATCH, wc);
 			int m = rblk_rdma_poll(c->scq, POLL_BATCH, wc);
 

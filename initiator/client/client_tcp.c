@@ -17,6 +17,7 @@
  * every tag), and the target's buffers drain.  A target that takes and
  * sends nothing for SEND_STALL_MS is treated as dead.
  */
+#include "clock.h"
 #include "client_transport.h"
 #include "log.h"
 
@@ -51,24 +52,6 @@ struct rblk_client_conn {
 	struct rblk_rsp rd_rsp;
 	uint32_t rd_got;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int left_ms(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - now_ms();
-	return left > 0 ? (int)left : 0;
-}
 
 /* Waits for events on fd; 0 when ready, -ETIMEDOUT, or -errno. */
 static int wait_fd(int fd, short events, int timeout_ms)
@@ -153,7 +136,7 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 		/* No AI_ADDRCONFIG: it hides 127.0.0.1 on a host (or VM,
 		 * or netns) whose only interface is loopback. */
 	};
-	int64_t deadline = now_ms() + p->timeout_ms;
+	int64_t deadline = rblk_now_ms() + p->timeout_ms;
 	struct rblk_client_conn *c;
 	struct addrinfo *res, *ai;
 	int fd = -ETIMEDOUT, gai;
@@ -165,7 +148,7 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 		return gai == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, left_ms(deadline));
+		fd = connect_one(ai, rblk_left_ms(deadline));
 		if (fd >= 0)
 			break;
 	}
@@ -253,7 +236,7 @@ static int recv_exact(int fd, void *buf, size_t len, int64_t deadline)
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		ret = wait_fd(fd, POLLIN, left_ms(deadline));
+		ret = wait_fd(fd, POLLIN, rblk_left_ms(deadline));
 		if (ret)
 			return ret;
 	}
@@ -271,7 +254,7 @@ static int tcp_send_msg(struct rblk_client_conn *c, const void *buf, size_t len,
 static int tcp_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 			int timeout_ms)
 {
-	int64_t deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+	int64_t deadline = rblk_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
 	struct rblk_wire_hdr hdr;
 	uint32_t length;
 	uint8_t type;
@@ -310,7 +293,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 			 struct iovec *iov, int cnt)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
-	int64_t stall = now_ms() + SEND_STALL_MS;
+	int64_t stall = rblk_now_ms() + SEND_STALL_MS;
 	struct pollfd pfd = { .fd = c->fd };
 	ssize_t n;
 	int ret;
@@ -318,7 +301,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 	while (msg.msg_iovlen) {
 		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n >= 0) {
-			stall = now_ms() + SEND_STALL_MS;
+			stall = rblk_now_ms() + SEND_STALL_MS;
 			advance_iov(&msg, (size_t)n);
 			continue;
 		}
@@ -327,7 +310,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 		if (errno != EAGAIN)
 			return -errno;
 		pfd.events = POLLOUT | POLLIN;
-		ret = poll(&pfd, 1, left_ms(stall));
+		ret = poll(&pfd, 1, rblk_left_ms(stall));
 		if (ret < 0 && errno != EINTR)
 			return -errno;
 		if (ret == 0)
@@ -337,7 +320,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 			if (ret < 0)
 				return ret;
 			if (ret > 0)
-				stall = now_ms() + SEND_STALL_MS;
+				stall = rblk_now_ms() + SEND_STALL_MS;
 		}
 	}
 	return 0;
@@ -443,7 +426,7 @@ static int parse_staged(struct rblk_client_conn *c, struct rblk_queue *q)
  */
 static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
 	bool drained = timeout_ms != 0 && c->pos == c->len && !c->rd_io &&
 		       rblk_queue_inflight(q) == 1;
 	int done = 0, ret;
@@ -459,9 +442,9 @@ static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeou
 			c->pos = c->len = 0;
 		if (drained) {
 			/* Nothing more now: report what we have, or wait once. */
-			if (done || left_ms(deadline) == 0)
+			if (done || rblk_left_ms(deadline) == 0)
 				return done;
-			ret = wait_fd(c->fd, POLLIN, left_ms(deadline));
+			ret = wait_fd(c->fd, POLLIN, rblk_left_ms(deadline));
 			if (ret == -ETIMEDOUT)
 				return done;
 			if (ret)

@@ -143,4 +143,8 @@ struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag);
 int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 			 uint32_t data_len);
 
+/* Formats a one-line reason into errbuf (which may be NULL). */
+void rblk_client_set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* RBLK_INITIATOR_CLIENT_CLIENT_TRANSPORT_H */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "../../initiator/state.h"
 #include "attach.h"
 #include "ctl.h"
@@ -27,14 +28,6 @@
 
 #define ATTACH_TIMEOUT_S	60
 #define DETACH_TIMEOUT_S	30
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int need_root(const char *cmd)
 {
@@ -157,14 +150,14 @@ static void attach_usage(FILE *f)
 /* Waits for the daemon's one line; returns the device id or -1. */
 static int wait_ready(int fd, pid_t child, int timeout_s, char *msg, size_t msglen)
 {
-	int64_t deadline = now_ms() + (int64_t)timeout_s * 1000;
+	int64_t deadline = rblk_now_ms() + (int64_t)timeout_s * 1000;
 	size_t got = 0;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int id;
 
 	msg[0] = 0;
 	while (got < msglen - 1) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - rblk_now_ms();
 		ssize_t n;
 
 		if (left <= 0) {
@@ -345,7 +338,7 @@ static void detach_usage(FILE *f)
 
 static int wait_gone(pid_t pid, int id, int64_t deadline)
 {
-	while (now_ms() < deadline) {
+	while (rblk_now_ms() < deadline) {
 		if ((pid <= 0 || (kill(pid, 0) && errno == ESRCH)) &&
 		    !dev_exists(id))
 			return 0;
@@ -394,12 +387,12 @@ static int detach_one(int id, int timeout_s)
 		return 0;
 	}
 	kill(s.pid, SIGTERM);
-	if (wait_gone(s.pid, id, now_ms() + (int64_t)timeout_s * 1000)) {
+	if (wait_gone(s.pid, id, rblk_now_ms() + (int64_t)timeout_s * 1000)) {
 		fprintf(stderr, "rblkctl detach: /dev/ublkb%d: server %d still running after %d s; killing it\n",
 			id, (int)s.pid, timeout_s);
 		kill(s.pid, SIGKILL);
 		/* Without its server the kernel stops and removes the device. */
-		if (wait_gone(s.pid, id, now_ms() + 15000)) {
+		if (wait_gone(s.pid, id, rblk_now_ms() + 15000)) {
 			fprintf(stderr, "rblkctl detach: /dev/ublkb%d did not go away\n", id);
 			return 1;
 		}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* rblkctl: admin socket client and global options (see ctl.h). */
+#include "clock.h"
 #include "ctl.h"
 
 #include <errno.h>
@@ -53,14 +54,6 @@ static const char *socket_path(void)
 	return env && *env ? env : CTL_DEFAULT_SOCKET;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int connect_admin(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -112,7 +105,7 @@ static char *recv_line(int fd, int64_t deadline)
 
 	while (buf) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - rblk_now_ms());
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, left) <= 0) {
@@ -166,7 +159,7 @@ int ctl_request(json_object *req, json_object **rsp)
 		fprintf(stderr, "rblkctl: sending to rblk-target: %s\n", strerror(errno));
 		goto out_close;
 	}
-	line = recv_line(fd, now_ms() + CTL_TIMEOUT_MS);
+	line = recv_line(fd, rblk_now_ms() + CTL_TIMEOUT_MS);
 	if (!line)
 		goto out_close;
 	o = json_tokener_parse(line);
