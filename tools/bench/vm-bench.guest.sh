@@ -146,14 +146,14 @@ mkdir "$NVMET/subsystems/$NQN" && echo 1 >"$NVMET/subsystems/$NQN/attr_allow_any
 	echo ipv4 >"$NVMET/ports/1/addr_adrfam" && echo "$IP" >"$NVMET/ports/1/addr_traddr" &&
 	echo 4430 >"$NVMET/ports/1/addr_trsvcid" &&
 	ln -s "$NVMET/subsystems/$NQN" "$NVMET/ports/1/subsystems/$NQN" || die "nvmet configfs setup"
-# The namespace is the block device that appears with the connection (with
-# native multipath the controller path nvmeXcYnZ is hidden; /sys/block has
-# the real one).
+# The namespace is the block device that appears with the connection; with
+# native multipath /sys/block also lists the hidden per-controller path
+# nvmeXcYnZ, which has no /dev node, so only nvmeXnY counts.
 before=$(ls /sys/block)
 nvme connect -t rdma -a "$IP" -s 4430 -n "$NQN" -i 2 >/dev/null || die "nvme connect"
 ndev=
 for _ in $(seq 100); do
-	ndev=$(ls /sys/block | grep '^nvme' | grep -vxF "$before" | head -n 1)
+	ndev=$(ls /sys/block | grep -E '^nvme[0-9]+n[0-9]+$' | grep -vxF "$before" | head -n 1)
 	[ -n "$ndev" ] && break
 	sleep 0.1
 done
