@@ -69,6 +69,9 @@ TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
 .PHONY: all test bench install clean unit-tests
+# Keep every object: make would otherwise delete the test programs' objects
+# as intermediates, and print that after the test summary.
+.SECONDARY:
 all: $(BINS)
 
 $(BUILD)/obj/%.o: %.c

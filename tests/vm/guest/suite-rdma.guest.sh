@@ -194,6 +194,33 @@ case_tcp_and_rdma() {
 	stop_tgt
 }
 
+# Discovery over RDMA lists what this host may use and nothing else, the
+# same as over TCP.
+case_discover() {
+	local tp port out
+	need_rdma
+	need_build rblkctl
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 16M
+	cat >>tgt.conf <<CONF
+
+[volume hidden]
+path = $CASE_TMP/hidden.img
+size = 16M
+allow_hosts = someone-else
+CONF
+	start_tgt tgt.conf
+	for tp in rdma tcp; do
+		port=$RPORT; [ "$tp" = tcp ] && port=$TPORT
+		out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$port" --transport "$tp" \
+			--host me 2>&1) || { echo "$out"; fail "discover over $tp failed"; }
+		echo "$out"
+		grep -qw vol0 <<<"$out" || fail "discover over $tp does not list vol0"
+		grep -qw hidden <<<"$out" && fail "discover over $tp lists a volume this host may not use"
+	done
+	alive
+	stop_tgt
+}
+
 # Hostile initiators: each rdma_probe case must see the reaction it
 # expects (reject with a status / error status on a live connection /
 # this connection closed), while a well-behaved fio job on another queue
@@ -301,6 +328,7 @@ run_case -t 120 busy-poll case_busy_poll
 run_case -t 200 restart-keeps-data case_restart
 run_case -t 200 tcp-and-rdma case_tcp_and_rdma
 run_case -t 120 target-killed case_target_killed
+run_case -t 120 discover-rdma case_discover
 run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
 cases_done
