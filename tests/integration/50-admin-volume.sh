@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
-command -v python3 >/dev/null || skip "python3 needed to check --json output"
+require_python3
 
 PORT=$(free_port) || skip "no free port"
 CONF=$T/t.conf
@@ -22,7 +22,6 @@ expect_fail() {
 	grep -qi -- "$pat" <<<"$out" || fail "$what: message lacks '$pat': $out"
 	log "refused ($what): $out"
 }
-jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 log "create a sparse 10G volume in volume_dir"
 c volume create v1 --size 10G || fail "create v1"

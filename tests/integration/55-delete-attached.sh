@@ -10,14 +10,13 @@ require_target
 require_rblkctl
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
 [ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
-command -v python3 >/dev/null || skip "python3 needed"
+require_python3
 
 PORT=$(free_port) || skip "no free port"
 CONF=$T/t.conf
 write_conf "$CONF" uring "$T/vol0.img" 64M
 sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
 start_target "$CONF"
-jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 sessions() { ctl "$CONF" volume show "$1" --json | jget 'd["volume"]["sessions"]'; }
 wait_sessions() {	# VOLUME N
 	for _ in $(seq 100); do [ "$(sessions "$1")" = "$2" ] && return 0; sleep 0.05; done

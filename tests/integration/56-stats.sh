@@ -8,14 +8,13 @@ require_target
 require_rblkctl
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
 [ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
-command -v python3 >/dev/null || skip "python3 needed"
+require_python3
 
 PORT=$(free_port) || skip "no free port"
 CONF=$T/t.conf
 write_conf "$CONF" uring "$T/vol0.img" 16M
 start_target "$CONF"
 st() { ctl "$CONF" stats "$@"; }
-jq_() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 log "I/O from 4 sessions (spread over the 2 reactors)"
 for i in 1 2 3 4; do
@@ -23,29 +22,29 @@ for i in 1 2 3 4; do
 done
 j=$(st vol0 --json) || fail "stats --json"
 v='d["volumes"][0]["stats"]'
-[ "$(jq_ "$v[\"write\"][\"ops\"]" <<<"$j")" = 20 ] || fail "write ops: $j"
-[ "$(jq_ "$v[\"read\"][\"ops\"]" <<<"$j")" = 20 ] || fail "read ops"
-[ "$(jq_ "$v[\"write\"][\"bytes\"]" <<<"$j")" = $((20 * 4096)) ] || fail "write bytes"
-[ "$(jq_ "$v[\"read\"][\"errors\"]" <<<"$j")" = 0 ] || fail "read errors"
-[ "$(jq_ "sum($v[\"read\"][\"lat_us_log2\"])" <<<"$j")" = 20 ] || fail "histogram does not add up to the op count"
-[ "$(jq_ "$v[\"read\"][\"lat_ns_sum\"] > 0" <<<"$j")" = True ] || fail "no latency recorded"
+[ "$(jget "$v[\"write\"][\"ops\"]" <<<"$j")" = 20 ] || fail "write ops: $j"
+[ "$(jget "$v[\"read\"][\"ops\"]" <<<"$j")" = 20 ] || fail "read ops"
+[ "$(jget "$v[\"write\"][\"bytes\"]" <<<"$j")" = $((20 * 4096)) ] || fail "write bytes"
+[ "$(jget "$v[\"read\"][\"errors\"]" <<<"$j")" = 0 ] || fail "read errors"
+[ "$(jget "sum($v[\"read\"][\"lat_us_log2\"])" <<<"$j")" = 20 ] || fail "histogram does not add up to the op count"
+[ "$(jget "$v[\"read\"][\"lat_ns_sum\"] > 0" <<<"$j")" = True ] || fail "no latency recorded"
 
 log "errors are counted per op type"
 "$LOGIN" --io 1 --offset $((32 << 20)) 127.0.0.1 "$PORT" vol0 >/dev/null && fail "out-of-range I/O succeeded"
 j=$(st vol0 --json)
-[ "$(jq_ "$v[\"write\"][\"errors\"]" <<<"$j")" = 1 ] || fail "write error not counted: $j"
-[ "$(jq_ "$v[\"write\"][\"ops\"]" <<<"$j")" = 21 ] || fail "failed write not counted as an op"
+[ "$(jget "$v[\"write\"][\"errors\"]" <<<"$j")" = 1 ] || fail "write error not counted: $j"
+[ "$(jget "$v[\"write\"][\"ops\"]" <<<"$j")" = 21 ] || fail "failed write not counted as an op"
 
 log "per-session counters while attached"
 "$LOGIN" --io 3 --hold 60 127.0.0.1 "$PORT" vol0 >/dev/null &
 hpid=$!
 for _ in $(seq 100); do
-	n=$(st vol0 --json | jq_ 'len(d["volumes"][0]["sessions"])')
+	n=$(st vol0 --json | jget 'len(d["volumes"][0]["sessions"])')
 	[ "$n" = 1 ] && break
 	sleep 0.05
 done
 j=$(st vol0 --json)
-[ "$(jq_ 'd["volumes"][0]["sessions"][0]["stats"]["write"]["ops"]' <<<"$j")" = 3 ] || fail "session write ops: $j"
+[ "$(jget 'd["volumes"][0]["sessions"][0]["stats"]["write"]["ops"]' <<<"$j")" = 3 ] || fail "session write ops: $j"
 st vol0 | tee "$T/human" | grep -q "session .* host" || fail "human stats lack the session"
 grep -Eq "^  write +24 " "$T/human" || fail "human stats: $(cat "$T/human")"
 

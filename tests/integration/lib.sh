@@ -114,3 +114,9 @@ target_log_clean() {
 		fail "sanitizer report in the target log"
 	fi
 }
+
+# jget EXPR: reads JSON on stdin and prints the Python expression EXPR over
+# it as d (e.g. jget 'd["volumes"][0]["size"]').  Tests using it call
+# require_python3 first.
+require_python3() { command -v python3 >/dev/null || skip "python3 needed to check JSON output"; }
+jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
