@@ -25,8 +25,28 @@ case_harness() {
 	[ "$(cat <(echo ok))" = ok ] || fail "process substitution (/dev/fd) does not work"
 }
 
+# Nothing from the host's modprobe.d reaches the guest (the guest boots the
+# host's root): module options are only what the tests pass themselves.
+case_modprobe_clean() {
+	local d
+	for d in /etc/modprobe.d /lib/modprobe.d /usr/lib/modprobe.d; do
+		[ -d "$d" ] || continue
+		[ -z "$(ls -A "$d")" ] || fail "$d is not empty in the guest: $(ls -A "$d" | head -n 3)"
+	done
+	modprobe -c >conf 2>&1 || fail "modprobe -c failed"
+	# Kernel command line parameters show up as options too (rblk.*).
+	if grep -E '^(options|install|remove|blacklist) ' conf | grep -v '^options rblk '; then
+		fail "host modprobe configuration leaks into the guest (lines above)"
+	fi
+	log "no modprobe.d files, no options/install/blacklist lines"
+}
+
 case_rxe_up() {
 	local ip
+	# As on a minimal install (no systemd modprobe.d): the dummy module's
+	# default makes dummy0 on load.  rxe-up must take it as it is.
+	modprobe dummy numdummies=1 || fail "modprobe dummy"
+	[ -d /sys/class/net/dummy0 ] || fail "dummy numdummies=1 did not make dummy0"
 	ip=$(rxe-up) || fail "rxe-up failed"
 	log "rxe0 on dummy0, address $ip"
 	ibv_devices | grep -qw rxe0 || fail "ibv_devices does not list rxe0"
@@ -99,6 +119,7 @@ case_nvmet_loop() {
 
 run_case kernel-6.12 case_kernel
 run_case harness case_harness
+run_case modprobe-clean case_modprobe_clean
 run_case rxe-up case_rxe_up
 run_case -t 90 rxe-rping case_rping
 run_case -t 90 rxe-rdmacm case_rdmacm
