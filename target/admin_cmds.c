@@ -438,11 +438,9 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 			snprintf(err, errlen, "a size is needed (like --size 10G)");
 			return -EINVAL;
 		}
-		if (mkdir(a->volume_dir, 0700) < 0 && errno != EEXIST) {
-			ret = -errno;
-			snprintf(err, errlen, "volume_dir %s: %s", a->volume_dir, strerror(-ret));
+		ret = tgt_volume_dir_create(a->volume_dir, err, errlen);
+		if (ret)
 			return ret;
-		}
 		snprintf(defpath, sizeof(defpath), "%s/%s.img", a->volume_dir, name);
 		if (lstat(defpath, &st) == 0) {
 			snprintf(err, errlen, "%s already exists (export it with --path, or remove it)", defpath);

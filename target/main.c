@@ -20,6 +20,7 @@
 #include "config.h"
 #include "log.h"
 #include "server.h"
+#include "volume.h"
 
 #define RBLK_VERSION_STR "0.1"
 
@@ -98,7 +99,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *conf_path = NULL, *level = NULL, *dbg;
+	const char *conf_path = NULL, *level = NULL, *dbg, *volume_dir;
 	struct tgt_server *srv = NULL;
 	struct tgt_admin *admin = NULL;
 	struct tgt_config cfg;
@@ -141,10 +142,21 @@ int main(int argc, char **argv)
 		rblk_err("config: %s", err);
 		return 1;
 	}
+	volume_dir = cfg.volume_dir ? cfg.volume_dir : TGT_ADMIN_DEFAULT_VOLUME_DIR;
+	/* --check-config promises what a start will find: every store opens
+	 * or can be created (volume_dir included, which a start makes). */
+	for (unsigned i = 0; i < cfg.n_vols; i++) {
+		ret = tgt_volume_check(&cfg.vols[i], volume_dir, err, sizeof(err));
+		if (ret) {
+			rblk_err("config %s: %s", conf_path, err);
+			tgt_config_free(&cfg);
+			return 1;
+		}
+	}
 	if (check) {
 		printf("%s: OK: %u volume(s), %u TCP listener(s)%s\n", conf_path,
 		       cfg.n_vols, cfg.n_listen_tcp,
-		       cfg.listen_rdma ? ", RDMA listener (not built yet)" : "");
+		       cfg.listen_rdma ? ", RDMA listener" : "");
 		tgt_config_free(&cfg);
 		return 0;
 	}
@@ -167,6 +179,12 @@ int main(int argc, char **argv)
 	}
 
 	rblk_info("starting (pid %d, config %s)", (int)getpid(), conf_path);
+	ret = tgt_volume_dir_create(volume_dir, err, sizeof(err));
+	if (ret) {
+		rblk_err("%s", err);
+		tgt_config_free(&cfg);
+		goto out_close_sfd;
+	}
 	ret = tgt_server_create(&srv, &cfg, err, sizeof(err));
 	if (ret) {
 		rblk_err("%s", err[0] ? err : strerror(-ret));

@@ -243,6 +243,120 @@ out_free:
 	return ret;
 }
 
+/* Replaces path (a writable buffer) by its parent folder. */
+static void parent_of(char *path)
+{
+	const char *d = dirname(path);	/* may point into path, or elsewhere */
+
+	memmove(path, d, strlen(d) + 1);
+}
+
+/* The nearest existing ancestor of path (path itself included) into buf. */
+static void existing_ancestor(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+
+	snprintf(buf, len, "%s", path);
+	while (stat(buf, &st) < 0 && strcmp(buf, "/") && strcmp(buf, "."))
+		parent_of(buf);
+}
+
+int tgt_volume_check(const struct tgt_volume_cfg *cfg, const char *volume_dir,
+		     char *err, size_t errlen)
+{
+	const struct tgt_backend_ops *be = tgt_backend_find(cfg->backend);
+	char parent[PATH_MAX], anc[PATH_MAX];
+	struct stat st;
+	int fd, ret;
+
+	if (!be) {
+		snprintf(err, errlen, "volume %s: unknown backend %s", cfg->name, cfg->backend);
+		return -EINVAL;
+	}
+	if ((be->flags & TGT_BE_F_NO_STORE) || !cfg->path)
+		return 0;
+	fd = open(cfg->path, (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	ret = -errno;
+	if (ret != -ENOENT || cfg->read_only) {
+		snprintf(err, errlen, "volume %s: open %s: %s", cfg->name, cfg->path,
+			 strerror(-ret));
+		return ret;
+	}
+	if (!cfg->size) {
+		snprintf(err, errlen, "volume %s: %s does not exist and no size is configured to create it",
+			 cfg->name, cfg->path);
+		return -ENOENT;
+	}
+	snprintf(parent, sizeof(parent), "%s", cfg->path);
+	parent_of(parent);
+	if (stat(parent, &st) == 0) {
+		if (!S_ISDIR(st.st_mode) || access(parent, W_OK | X_OK) < 0) {
+			snprintf(err, errlen, "volume %s: cannot create %s: folder %s is not writable",
+				 cfg->name, cfg->path, parent);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (!volume_dir || strcmp(parent, volume_dir)) {
+		snprintf(err, errlen, "volume %s: cannot create %s: folder %s does not exist",
+			 cfg->name, cfg->path, parent);
+		return -ENOENT;
+	}
+	existing_ancestor(volume_dir, anc, sizeof(anc));
+	if (stat(anc, &st) < 0 || !S_ISDIR(st.st_mode) || access(anc, W_OK | X_OK) < 0) {
+		snprintf(err, errlen, "volume %s: volume_dir %s cannot be created under %s",
+			 cfg->name, volume_dir, anc);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* mkdir -p path (mode 0755); 0 or -errno. */
+static int mkdir_parents(const char *path)
+{
+	char parent[PATH_MAX];
+	int ret;
+
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	snprintf(parent, sizeof(parent), "%s", path);
+	ret = mkdir_parents(dirname(parent));
+	if (ret)
+		return ret;
+	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+int tgt_volume_dir_create(const char *dir, char *err, size_t errlen)
+{
+	char parent[PATH_MAX];
+	int ret = 0;
+
+	if (mkdir(dir, 0700) == 0)
+		goto created;
+	if (errno == EEXIST)
+		return 0;
+	ret = -errno;
+	if (ret == -ENOENT) {
+		snprintf(parent, sizeof(parent), "%s", dir);
+		ret = mkdir_parents(dirname(parent));
+		if (!ret && mkdir(dir, 0700) == 0)
+			goto created;
+		if (!ret)
+			ret = -errno;
+	}
+	snprintf(err, errlen, "volume_dir %s: cannot create it: %s", dir, strerror(-ret));
+	return ret;
+created:
+	rblk_info("created volume_dir %s (mode 0700)", dir);
+	return 0;
+}
+
 int tgt_volume_close(struct tgt_volume *v)
 {
 	int ret = 0;

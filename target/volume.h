@@ -38,6 +38,21 @@ struct tgt_volume {
  */
 int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 		    char *err, size_t errlen);
+/*
+ * Checks, changing nothing, that tgt_volume_open() of cfg would succeed as
+ * far as the file system goes: an existing store opens with the access the
+ * volume needs; a missing one is writable, has a size to be created with,
+ * and a parent folder that exists and is writable, or is volume_dir (made
+ * at start by tgt_volume_dir_create) under a writable ancestor.  This is
+ * what --check-config promises about a start.  0 or -errno with a message.
+ */
+int tgt_volume_check(const struct tgt_volume_cfg *cfg, const char *volume_dir,
+		     char *err, size_t errlen);
+
+/* Creates dir (mode 0700; missing parents 0755) unless it exists.  0 or
+ * -errno with a message in err. */
+int tgt_volume_dir_create(const char *dir, char *err, size_t errlen);
+
 /* Flushes (unless read-only) and closes; returns the flush result. */
 int tgt_volume_close(struct tgt_volume *v);
 
