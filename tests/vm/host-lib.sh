@@ -27,6 +27,26 @@ vm_require_build() {	# FILE...: relative to $RBLK_BUILD
 	for f; do [ -e "$RBLK_BUILD/$f" ] || vm_skip "$RBLK_BUILD/$f not built (run make)"; done
 }
 
+# The names of a guest suite's cases, in order: the literal top-level
+# "run_case [-t SECS] [-W] NAME ..." lines (suites keep them that way so
+# that the host can name the cases a dead guest never ran).
+vm_case_names() {	# guest-script
+	awk '$1 == "run_case" {
+		for (i = 2; i <= NF; i++) {
+			if ($i == "-t") { i++; continue }
+			if ($i ~ /^-/) continue
+			print $i; break
+		}
+	}' "$1"
+}
+
+# The first lines of a kernel crash in a console log (empty if none).
+vm_crash_lines() {	# console-log [lines]
+	awk -v n="${2:-6}" '
+		!on && /(Oops|BUG:|Kernel panic|general protection fault|double fault|kernel BUG|Unable to handle)/ { on = 1 }
+		on && n-- > 0 { print }' "$1"
+}
+
 vm_suite() {
 	local name=$1 out rc
 	shift
@@ -41,12 +61,41 @@ vm_suite() {
 	77) vm_skip "$(echo "$out" | tail -n 1)" ;;
 	*)  echo "$out"; echo "vm_suite: tests/vm/prepare failed (exit $rc)"; exit 1 ;;
 	esac
-	local scratch=$RBLK_BUILD/vm/$name
-	rm -rf "$scratch" && mkdir -p "$scratch" || { echo "vm_suite: cannot create $scratch"; exit 1; }
-	# A suite's own -t wins over the default; RBLK_VM_TIMEOUT wins over both.
-	"$VM_DIR/vm-run" -t 900 -o "$scratch" "$@" ${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
-		-- bash "$guest"
-	rc=$?
+	local scratch=$RBLK_BUILD/vm/$name attempt console crash started
+	# A guest that dies before its first case started crashed while
+	# booting (an infrastructure fault, not a test result): boot it again,
+	# at most twice, and say so.  A guest that dies later is never retried.
+	for attempt in 1 2 3; do
+		rm -rf "$scratch" && mkdir -p "$scratch" || { echo "vm_suite: cannot create $scratch"; exit 1; }
+		console=$RBLK_BUILD/vm/$name.console.$attempt
+		# A suite's own -t wins over the default; RBLK_VM_TIMEOUT wins over both.
+		"$VM_DIR/vm-run" -t 900 -o "$scratch" "$@" ${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
+			-- bash "$guest" 2>&1 | tee "$console"
+		rc=${PIPESTATUS[0]}
+		grep -q '^=== case \|^RBLK-CASE: ' "$console" && started=1 || started=0
+		[ "$rc" = 125 ] && [ "$started" = 0 ] && [ "$attempt" -lt 3 ] || break
+		echo "vm_suite: $name: the guest died while booting (attempt $attempt of 3); booting again. The crash:"
+		crash=$(vm_crash_lines "$console" 8)
+		echo "${crash:-(no kernel crash lines on the console)}" | sed 's/^/vm_suite:   | /'
+	done
+	# The guest died or hung in the middle: every case it did not report
+	# fails by name, with the first line of the crash.
+	if [ "$rc" = 125 ] || [ "$rc" = 124 ]; then
+		local why n
+		if [ "$rc" = 124 ]; then
+			why="guest hung (vm-run timeout)"
+		else
+			crash=$(vm_crash_lines "$console" 1)
+			why="guest died${crash:+ ($crash)}"
+			[ "$started" = 0 ] && why="guest died while booting, 3 times${crash:+ (last: $crash)}"
+		fi
+		while read -r n; do
+			# shellcheck disable=SC2053
+			[[ $n == ${RBLK_VM_CASES:-*} ]] || continue
+			grep -q "^RBLK-CASE: [A-Z]* $n\( \|$\)" "$console" ||
+				echo "RBLK-CASE: FAIL $n $why"
+		done < <(vm_case_names "$guest")
+	fi
 	echo "vm_suite: $name exit $rc; guest logs in $scratch"
 	exit "$rc"
 }
