@@ -47,6 +47,15 @@ vm_crash_lines() {	# console-log [lines]
 		on && n-- > 0 { print }' "$1"
 }
 
+# One line naming a console log's kernel crash: its first Oops line, else
+# its first crash line; without the timestamp.  Empty if none.
+vm_crash_reason() {	# console-log
+	local l
+	l=$(grep -m1 'Oops:' "$1")
+	[ -n "$l" ] || l=$(vm_crash_lines "$1" 1)
+	echo "$l" | sed 's/^\[ *[0-9.]*\] //'
+}
+
 vm_suite() {
 	local name=$1 out rc
 	shift
@@ -85,7 +94,7 @@ vm_suite() {
 		if [ "$rc" = 124 ]; then
 			why="guest hung (vm-run timeout)"
 		else
-			crash=$(vm_crash_lines "$console" 1)
+			crash=$(vm_crash_reason "$console")
 			why="guest died${crash:+ ($crash)}"
 			[ "$started" = 0 ] && why="guest died while booting, 3 times${crash:+ (last: $crash)}"
 		fi
