@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The durability chain at the backend boundary, for the uring and aio
- * paths: a FLUSH completes only after an fdatasync (io_uring FSYNC with
- * DATASYNC) on the volume's fd was submitted AND its completion came back;
- * a FUA WRITE is issued with RWF_DSYNC (io_uring rw_flags, libaio
- * aio_rw_flags) and completes only after that write's completion; a plain
- * WRITE carries neither.  The io's syncs / dsync_writes (what the target's
- * durability counters add up) match what was issued.
+ * The durability chain, for the uring and aio paths:
+ * - at the backend boundary, a FLUSH completes only after an fdatasync
+ *   (io_uring FSYNC with DATASYNC) on the volume's fd was submitted AND its
+ *   completion came back; a FUA WRITE is issued with RWF_DSYNC (io_uring
+ *   rw_flags, libaio aio_rw_flags) and completes only after that write's
+ *   completion; a plain WRITE carries neither; the io's syncs /
+ *   dsync_writes (what the durability counters add up) match what was
+ *   issued;
+ * - through conn.c, driven by a scripted transport: the reply to a FLUSH
+ *   or FUA WRITE is handed to the transport only after that completion,
+ *   and the connection, session and volume counters agree.
  *
  * How it records: this program defines io_uring_submit*,
  * io_uring_peek_batch_cqe, io_submit and io_getevents itself.  The target
  * code is linked in statically, so its calls land here; each wrapper logs
  * what crosses the kernel boundary (SQEs about to be submitted, CQEs
- * reaped, iocbs, io_events) and calls the real library function
- * (dlsym RTLD_NEXT).  The io's complete() callback logs too, so the test
- * reads one ordered log.  Production code carries no test hook.
+ * reaped, iocbs, io_events) and calls the real library function (dlsym
+ * RTLD_NEXT).  complete() and the transport's send_rsp log too, so the
+ * test reads one ordered log.  Production code carries no test hook.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,9 +34,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "acl.h"
 #include "backend.h"
 #include "bufpool.h"
+#include "conn.h"
 #include "reactor.h"
+#include "server.h"
 #include "volume.h"
 
 #define VOL_SIZE	(1u << 20)
@@ -44,6 +51,7 @@ enum rec_kind {
 	REC_AIO_SUBMIT,		/* iocb handed to io_submit (accepted) */
 	REC_AIO_EVENT,		/* io_event reaped by io_getevents */
 	REC_COMPLETE,		/* tgt_io complete() called */
+	REC_REPLY,		/* conn.c handed an RSP to the transport */
 };
 
 struct rec {
@@ -314,7 +322,7 @@ static bool is_aio_write(const struct rec *r)
 static void dump_log(void)
 {
 	static const char *const k[] = { "SQE", "CQE", "AIO_SUBMIT",
-					 "AIO_EVENT", "COMPLETE" };
+					 "AIO_EVENT", "COMPLETE", "REPLY" };
 
 	for (unsigned i = 0; i < nlog; i++)
 		print_message("  %2u %-10s op %u flags %#x fd %d key %#llx res %ld\n",
@@ -452,12 +460,212 @@ static void test_write_zeroes_fua(void **state)
 	assert_int_equal(tgt_volume_close(v), 0);
 }
 
+/* ---- the reply: conn.c with a scripted transport --------------------------- */
+
+struct fake_conn {
+	struct tgt_conn c;		/* first: conn.c hands us &c */
+	uint8_t payload[4096];		/* WRITE data "on the wire" */
+	unsigned replies;
+	bool freed;
+};
+
+static void fake_rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
+{
+	tgt_req_sent((struct tgt_req *)((char *)ev - offsetof(struct tgt_req, ev)), 0);
+}
+
+/* The RSP "goes out": logged, and reported sent on the next loop turn
+ * (a transport never calls back into conn.c synchronously). */
+static void fake_send_rsp(struct tgt_req *req)
+{
+	struct fake_conn *f = (struct fake_conn *)req->conn;
+
+	record(REC_REPLY, req->opcode, 0, -1, req->tag, req->status);
+	f->replies++;
+	req->ev.done = fake_rsp_sent;
+	tgt_reactor_defer(req->conn->r, &req->ev, 0);
+}
+
+static void fake_data_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	tgt_req_data_done((struct tgt_req *)((char *)ev - offsetof(struct tgt_req, ev)), 0);
+}
+
+static int fake_fetch_data(struct tgt_req *req)
+{
+	struct fake_conn *f = (struct fake_conn *)req->conn;
+
+	memcpy(req->buf, f->payload, req->length);
+	req->ev.done = fake_data_done;
+	tgt_reactor_defer(req->conn->r, &req->ev, 0);
+	return 0;
+}
+
+static int fake_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
+{
+	return 0;	/* LOGIN_RSP: the state of c says how LOGIN went */
+}
+
+static void fake_resume(struct tgt_conn *c) {}
+static void fake_shutdown(struct tgt_conn *c, bool force) {}
+
+static void fake_free(struct tgt_conn *c)
+{
+	((struct fake_conn *)c)->freed = true;
+}
+
+static const struct tgt_transport_ops fake_tp = {
+	.name = "fake",
+	.flags = TGT_TP_F_INBAND_DATA,
+	.fetch_data = fake_fetch_data,
+	.send_rsp = fake_send_rsp,
+	.send_pdu = fake_send_pdu,
+	.resume = fake_resume,
+	.shutdown = fake_shutdown,
+	.free = fake_free,
+};
+
+/* Sends one command capsule (plus payload length for a WRITE) and runs the
+ * reactor until its reply went out; the reply must not precede that. */
+static void conn_cmd(struct fixture *f, struct fake_conn *fc, uint8_t opcode,
+		     uint8_t flags, uint32_t tag, uint32_t len)
+{
+	struct rblk_cmd cmd = { .opcode = opcode, .flags = flags, .tag = tag,
+				.length = len };
+	uint8_t capsule[sizeof(struct rblk_wire_cmd)];
+	uint32_t pdu_len = sizeof(capsule) + (opcode == RBLK_OP_WRITE ? len : 0);
+	int turns = 0;
+
+	rblk_encode_cmd(capsule, &cmd, pdu_len);
+	while (tgt_reactor_run_once(f->r, false) > 0)
+		;
+	nlog = 0;
+	fc->replies = 0;
+	assert_int_equal(tgt_conn_pdu(&fc->c, capsule, sizeof(capsule), pdu_len), 0);
+	assert_int_equal(fc->replies, 0);
+	while (!fc->replies && turns++ < 1000)
+		assert_true(tgt_reactor_run_once(f->r, true) >= 0);
+	assert_int_equal(fc->replies, 1);
+	/* let the "sent" report run so the slot is free again */
+	while (tgt_reactor_run_once(f->r, false) > 0)
+		;
+}
+
+static void conn_chain(struct fixture *f, const char *backend)
+{
+	struct tgt_volume_cfg cfg = { .size = VOL_SIZE };
+	struct tgt_server srv;
+	struct rblk_login l = { .queue_depth = 4 };
+	struct fake_conn *fc = calloc(1, sizeof(*fc));
+	struct tgt_volume *v = NULL;
+	struct tgt_io_stats vs;
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	struct tgt_req *req;
+	uint64_t key;
+	int a, b, reply;
+	size_t n;
+	char err[256];
+
+	assert_non_null(fc);
+	memset(&srv, 0, sizeof(srv));
+	srv.cfg.max_queue_depth = 16;
+	srv.cfg.login_timeout = 0;
+	snprintf(cfg.name, sizeof(cfg.name), "v");
+	snprintf(cfg.backend, sizeof(cfg.backend), "%s", backend);
+	cfg.path = f->path;
+	assert_int_equal(tgt_exports_init(1), 0);
+	if (tgt_volume_open(&v, &cfg, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	vol_fd = v->fd;
+	if (!strcmp(backend, "aio") && !v->direct) {
+		tgt_volume_close(v);
+		tgt_exports_fini();
+		free(fc);
+		skip();
+	}
+	assert_int_equal(tgt_export_add(v, &cfg, err, sizeof(err)), 0);
+
+	tgt_conn_init(&fc->c, &fake_tp, &srv, f->r, "test:1");
+	snprintf(l.volume, sizeof(l.volume), "v");
+	snprintf(l.host, sizeof(l.host), "h");
+	n = rblk_encode_login(pdu, &l);
+	assert_int_equal(tgt_conn_pdu(&fc->c, pdu, n, (uint32_t)n), 0);
+	assert_int_equal(fc->c.state, TGT_CONN_LIVE);
+
+	/* FLUSH: fdatasync submitted, its CQE, then (only then) the reply */
+	conn_cmd(f, fc, RBLK_OP_FLUSH, 0, 1, 0);
+	req = &fc->c.reqs[1];
+	key = (uint64_t)(uintptr_t)&req->io.ev;
+	a = find(REC_SQE, key, is_fdatasync);
+	b = find(REC_CQE, key, NULL);
+	reply = find(REC_REPLY, 1, NULL);
+	if (a < 0 || !(a < b && b < reply))
+		dump_log();
+	assert_true(a >= 0);
+	assert_true(a < b && b < reply);
+	assert_int_equal(log_[reply].res, RBLK_S_OK);
+
+	/* FUA WRITE: issued with RWF_DSYNC, its completion, then the reply */
+	memset(fc->payload, 0x3c, sizeof(fc->payload));
+	conn_cmd(f, fc, RBLK_OP_WRITE, RBLK_CMD_F_FUA, 2, 4096);
+	req = &fc->c.reqs[2];
+	if (!strcmp(backend, "aio")) {
+		key = (uint64_t)(uintptr_t)&req->io;
+		a = find(REC_AIO_SUBMIT, key, is_aio_write);
+		b = find(REC_AIO_EVENT, key, NULL);
+	} else {
+		key = (uint64_t)(uintptr_t)&req->io.ev;
+		a = find(REC_SQE, key, is_uring_write);
+		b = find(REC_CQE, key, NULL);
+	}
+	reply = find(REC_REPLY, 2, NULL);
+	if (a < 0 || !(a < b && b < reply))
+		dump_log();
+	assert_true(a >= 0);
+	assert_true(log_[a].flags & RWF_DSYNC);
+	assert_true(a < b && b < reply);
+	assert_int_equal(log_[reply].res, RBLK_S_OK);
+
+	/* a plain WRITE adds nothing to the durability counters */
+	conn_cmd(f, fc, RBLK_OP_WRITE, 0, 3, 4096);
+
+	/* connection, session and volume (export) counters agree */
+	assert_int_equal(fc->c.stats.dur[TGT_DUR_FLUSH], 1);
+	assert_int_equal(fc->c.stats.dur[TGT_DUR_FUA], 1);
+	assert_int_equal(fc->c.stats.dur[TGT_DUR_FDATASYNC], 1);
+	assert_int_equal(fc->c.stats.dur[TGT_DUR_DSYNC_WRITE], 1);
+	assert_memory_equal(fc->c.sess->stats.dur, fc->c.stats.dur,
+			    sizeof(fc->c.stats.dur));
+	tgt_export_stats(fc->c.sess->exp, &vs);
+	assert_memory_equal(vs.dur, fc->c.stats.dur, sizeof(vs.dur));
+	assert_int_equal(vs.op[TGT_STAT_WRITE].ops, 2);
+
+	tgt_conn_close(&fc->c, true, NULL);
+	while (tgt_reactor_run_once(f->r, false) > 0)
+		;
+	assert_true(fc->freed);
+	tgt_exports_fini();
+	free(fc);
+}
+
+static void test_conn_uring(void **state)
+{
+	conn_chain(*state, "uring");
+}
+
+static void test_conn_aio(void **state)
+{
+	conn_chain(*state, "aio");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_uring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_zeroes_fua, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conn_uring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conn_aio, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
