@@ -5,12 +5,16 @@
 #   make test            build and run every test tier (tests/run)
 #   make SANITIZE=1 test same, with ASan + UBSan
 #   make bench           benchmarks; results to docs/benchmarks.md
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (also SYSCONFDIR, SYSTEMDUNITDIR, TMPFILESDIR, DOCDIR)
 #   make clean
 #   WERROR=0             do not turn warnings into errors
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+SYSCONFDIR     ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR    ?= $(PREFIX)/lib/tmpfiles.d
+DOCDIR         ?= $(PREFIX)/share/doc/rblk
 SANITIZE ?= 0
 # Sanitizer builds get their own tree so objects never mix.
 ifeq ($(SANITIZE),1)
@@ -68,7 +72,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all test bench install clean unit-tests
+.PHONY: all test bench install clean unit-tests FORCE
 # Keep every object: make would otherwise delete the test programs' objects
 # as intermediates, and print that after the test summary.
 .SECONDARY:
@@ -115,10 +119,24 @@ test: all unit-tests $(FIO_ENGINE)
 bench: all $(FIO_ENGINE)
 	BUILD=$(BUILD) tools/bench/run-bench
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rblk $(DESTDIR)/etc/rblk
+# Units name the installed paths: @BINDIR@, @SYSCONFDIR@, @DOCDIR@ filled in.
+UNITS := $(patsubst etc/systemd/%.in,$(BUILD)/systemd/%,$(wildcard etc/systemd/*.in))
+$(BUILD)/systemd/%: etc/systemd/%.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	    -e 's|@DOCDIR@|$(DOCDIR)|g' $< >$@.tmp && mv $@.tmp $@
+# The paths go into the units: rebuild them when PREFIX and friends change.
+$(UNITS): FORCE
+FORCE:
+
+install: all $(UNITS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rblk $(DESTDIR)$(SYSCONFDIR)/rblk \
+		$(DESTDIR)$(SYSCONFDIR)/rblk/attach $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 etc/rblk-target.conf $(DESTDIR)$(PREFIX)/share/rblk/rblk-target.conf.sample
+	install -m 0644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 0644 etc/tmpfiles.d/rblk.conf $(DESTDIR)$(TMPFILESDIR)/rblk.conf
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
 	$(if $(wildcard $(FIO_ENGINE)),install -d $(DESTDIR)$(PREFIX)/lib/rblk && install -m 0755 $(FIO_ENGINE) $(DESTDIR)$(PREFIX)/lib/rblk/)
 
 clean:

@@ -150,6 +150,17 @@ static inline void tgt_session_account(struct tgt_session *s, int opcode,
 				  bytes, lat_ns, error);
 }
 
+/* Counts a finished FLUSH/FUA command's durability work (same rules). */
+static inline void tgt_session_account_dur(struct tgt_session *s, bool flush,
+					   bool fua, unsigned syncs,
+					   unsigned dsync_writes)
+{
+	tgt_stats_account_dur(&s->stats, flush, fua, syncs, dsync_writes);
+	if (s->reactor_id < s->exp->n_stats)
+		tgt_stats_account_dur(&s->exp->stats[s->reactor_id], flush,
+				      fua, syncs, dsync_writes);
+}
+
 /* True when the export was deleted (the connection may close early). */
 static inline bool tgt_session_orphaned(const struct tgt_session *s)
 {

@@ -717,15 +717,21 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 		     char *err, size_t errlen)
 {
 	json_object *arr = json_object_new_array();
+	struct tgt_io_stats *total = aligned_alloc(64, sizeof(*total));
 	const char *name;
 	bool found = false;
 	int ret;
 
-	if (!arr)
+	if (!arr || !total) {
+		json_object_put(arr);
+		free(total);
 		return -ENOMEM;
+	}
+	memset(total, 0, sizeof(*total));
 	ret = get_str(req, "name", false, &name, err, errlen);
 	if (ret) {
 		json_object_put(arr);
+		free(total);
 		return ret;
 	}
 	tgt_exports_lock();
@@ -742,16 +748,23 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 		json_object_object_add(o, "stats", export_stats_json(e));
 		json_object_object_add(o, "sessions", sessions_json(e, true));
 		json_object_array_add(arr, o);
+		for (unsigned r = 0; r < e->n_stats; r++)
+			tgt_stats_sum(total, &e->stats[r]);
 	}
 	tgt_exports_unlock();
 	if (name && !found) {
 		char pbuf[80];
 
 		json_object_put(arr);
+		free(total);
 		snprintf(err, errlen, "no volume '%s'", printable(name, pbuf, sizeof(pbuf)));
 		return -ENOENT;
 	}
 	json_object_object_add(rsp, "volumes", arr);
+	/* The sum over the volumes listed (a deleted volume's counts go
+	 * with it). */
+	json_object_object_add(rsp, "total", tgt_stats_to_json(total));
+	free(total);
 	return 0;
 }
 

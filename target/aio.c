@@ -87,8 +87,11 @@ static int start_rw(struct aio_ctx *a, struct tgt_io *io)
 	do {
 		ret = io_submit(a->ctx, 1, &cb);
 	} while (ret == -EINTR);
-	if (ret == 1)
+	if (ret == 1) {
+		if (cb->aio_rw_flags & RWF_DSYNC)
+			io->dsync_writes++;
 		return 0;
+	}
 	a->free_iocb[a->nfree++] = cb;
 	if (ret == -EAGAIN) {
 		queue_wait(a, io);

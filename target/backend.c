@@ -67,6 +67,8 @@ int tgt_backend_submit(struct tgt_io *io)
 	}
 	io->done_bytes = 0;
 	io->stage = 0;
+	io->syncs = 0;
+	io->dsync_writes = 0;
 	return be->submit(io, *slot);
 }
 
@@ -107,10 +109,13 @@ static void blkdev_range_ioctl(struct tgt_io *io)
 	unsigned long req = io->op == TGT_IO_DISCARD ? BLKDISCARD : BLKZEROOUT;
 	int res = 0;
 
-	if (ioctl(io->vol->fd, req, range) < 0)
+	if (ioctl(io->vol->fd, req, range) < 0) {
 		res = -errno;
-	else if (io->fua && fdatasync(io->vol->fd) < 0)
-		res = -errno;
+	} else if (io->fua) {
+		io->syncs++;
+		if (fdatasync(io->vol->fd) < 0)
+			res = -errno;
+	}
 	io->stage = 1;
 	tgt_reactor_defer(io->r, &io->ev, res);
 }
@@ -125,9 +130,10 @@ static void sync_class_step(struct tgt_io *io)
 		return;
 	}
 	sqe = tgt_reactor_sqe(io->r);
-	if (io->stage == 1 || io->op == TGT_IO_FLUSH)
+	if (io->stage == 1 || io->op == TGT_IO_FLUSH) {
 		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
-	else if (io->op == TGT_IO_DISCARD)
+		io->syncs++;
+	} else if (io->op == TGT_IO_DISCARD)
 		io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE |
 					FALLOC_FL_KEEP_SIZE, io->offset,
 					io->length);

@@ -37,6 +37,13 @@ struct tgt_io {
 	int      buf_index;		/* io_uring fixed buffer, -1 = none */
 	/* Called once on the reactor thread: res is 0 or -errno. */
 	void   (*complete)(struct tgt_io *io, int res);
+	/*
+	 * Set by the backend, read by the caller after complete(): the
+	 * fdatasync calls / io_uring FSYNC ops and the RWF_DSYNC write
+	 * submissions it issued for this command (durability counters).
+	 */
+	uint16_t syncs;
+	uint16_t dsync_writes;
 	/* backend-private progress */
 	uint32_t done_bytes;
 	uint8_t  stage;

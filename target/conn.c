@@ -235,6 +235,16 @@ static void io_complete(struct tgt_io *io, int res)
 			  tgt_reactor_id(c->r), c->peer, c->vol->name,
 			  rblk_opcode_str(req->opcode), req->offset, req->length,
 			  strerror(-res));
+	/* Before the reply: a client that has it sees the counters. */
+	if (io->op == TGT_IO_FLUSH || io->fua || io->syncs || io->dsync_writes) {
+		bool flush = io->op == TGT_IO_FLUSH;
+
+		tgt_stats_account_dur(&c->stats, flush, io->fua, io->syncs,
+				      io->dsync_writes);
+		if (c->sess)
+			tgt_session_account_dur(c->sess, flush, io->fua,
+						io->syncs, io->dsync_writes);
+	}
 	finish_req(req, res < 0 ? RBLK_S_IO_ERROR : RBLK_S_OK);
 }
 

@@ -19,6 +19,7 @@
 #include "admin.h"
 #include "config.h"
 #include "log.h"
+#include "sdnotify.h"
 #include "server.h"
 #include "volume.h"
 
@@ -42,6 +43,16 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Tells systemd (Type=notify), if it started us; failures only logged. */
+static void notify(const char *state)
+{
+	int ret = tgt_sd_notify(state);
+
+	if (ret < 0)	/* the first assignment names it well enough */
+		rblk_warn("sd_notify %.*s: %s", (int)strcspn(state, "\n"),
+			  state, strerror(-ret));
 }
 
 /* Runs until SIGTERM/SIGINT.  Returns the signal number, or -errno. */
@@ -214,9 +225,12 @@ int main(int argc, char **argv)
 	if (ret)
 		goto out_stop;
 	rblk_info("ready");
+	/* Every listener is bound and listening: a connect now succeeds. */
+	notify("READY=1\nSTATUS=serving");
 
 	sig = main_loop(srv, sfd);
 	t0 = now_ms();
+	notify("STOPPING=1\nSTATUS=stopping: draining in-flight I/O");
 	if (sig < 0)
 		rblk_err("main loop: %s; stopping", strerror(-sig));
 	else

@@ -12,6 +12,13 @@ static const char *const op_names[TGT_STAT_NOPS] = {
 	[TGT_STAT_WRITE_ZEROES] = "write_zeroes",
 };
 
+static const char *const dur_names[TGT_DUR_N] = {
+	[TGT_DUR_FLUSH] = "flush",
+	[TGT_DUR_FUA] = "fua",
+	[TGT_DUR_FDATASYNC] = "fdatasync",
+	[TGT_DUR_DSYNC_WRITE] = "dsync_writes",
+};
+
 int tgt_stat_op_of(int rblk_opcode)
 {
 	switch (rblk_opcode) {
@@ -47,6 +54,8 @@ void tgt_stats_sum(struct tgt_io_stats *dst, const struct tgt_io_stats *src)
 		for (int b = 0; b < TGT_STAT_BUCKETS; b++)
 			d->hist[b] += ld(&s->hist[b]);
 	}
+	for (int i = 0; i < TGT_DUR_N; i++)
+		dst->dur[i] += ld(&src->dur[i]);
 }
 
 static int add_u64(json_object *o, const char *key, uint64_t v)
@@ -60,7 +69,7 @@ static int add_u64(json_object *o, const char *key, uint64_t v)
 
 json_object *tgt_stats_to_json(const struct tgt_io_stats *s)
 {
-	json_object *root = json_object_new_object();
+	json_object *root = json_object_new_object(), *jd;
 
 	if (!root)
 		return NULL;
@@ -87,6 +96,12 @@ json_object *tgt_stats_to_json(const struct tgt_io_stats *s)
 					(int64_t)ld(&o->hist[b]))))
 				goto out_free;
 	}
+	jd = json_object_new_object();
+	if (!jd || json_object_object_add(root, "durability", jd))
+		goto out_free;
+	for (int i = 0; i < TGT_DUR_N; i++)
+		if (add_u64(jd, dur_names[i], ld(&s->dur[i])))
+			goto out_free;
 	return root;
 out_free:
 	json_object_put(root);

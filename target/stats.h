@@ -37,8 +37,22 @@ struct tgt_op_stats {
 	uint64_t hist[TGT_STAT_BUCKETS];
 };
 
+/*
+ * The durability chain: what the target did for FLUSH and FUA.  Counted
+ * when the backend finished the command, before its reply is sent, so a
+ * client that got the reply sees the counters raised.
+ */
+enum tgt_dur_counter {
+	TGT_DUR_FLUSH,		/* FLUSH commands that reached the backend */
+	TGT_DUR_FUA,		/* WRITE / WRITE_ZEROES commands with FUA */
+	TGT_DUR_FDATASYNC,	/* fdatasync(2) calls + io_uring FSYNC(DATASYNC) ops */
+	TGT_DUR_DSYNC_WRITE,	/* write submissions carrying RWF_DSYNC */
+	TGT_DUR_N
+};
+
 struct tgt_io_stats {
 	struct tgt_op_stats op[TGT_STAT_NOPS];
+	uint64_t dur[TGT_DUR_N];	/* enum tgt_dur_counter */
 } __attribute__((aligned(64)));	/* one writer per cache line set */
 
 /* Maps an RBLK_OP_* opcode to its slot; -1 for an unknown opcode. */
@@ -85,12 +99,32 @@ static inline void tgt_stats_account(struct tgt_io_stats *s, int rblk_opcode,
 	tgt_stat_inc(&o->hist[tgt_stat_bucket(lat_ns)], 1);
 }
 
+/*
+ * Counts what one finished FLUSH or FUA command cost (writer thread only):
+ * flush/fua say what the command was, syncs and dsync_writes what the
+ * backend issued for it.
+ */
+static inline void tgt_stats_account_dur(struct tgt_io_stats *s, bool flush,
+					 bool fua, unsigned syncs,
+					 unsigned dsync_writes)
+{
+	if (flush)
+		tgt_stat_inc(&s->dur[TGT_DUR_FLUSH], 1);
+	if (fua)
+		tgt_stat_inc(&s->dur[TGT_DUR_FUA], 1);
+	if (syncs)
+		tgt_stat_inc(&s->dur[TGT_DUR_FDATASYNC], syncs);
+	if (dsync_writes)
+		tgt_stat_inc(&s->dur[TGT_DUR_DSYNC_WRITE], dsync_writes);
+}
+
 /* dst += src, reading src with relaxed loads (any thread). */
 void tgt_stats_sum(struct tgt_io_stats *dst, const struct tgt_io_stats *src);
 
 /*
  * JSON form: {"read":{"ops":..,"bytes":..,"errors":..,"lat_ns_sum":..,
- * "lat_us_log2":[..]}, "write":{..}, ...}; NULL on ENOMEM.  The histogram
+ * "lat_us_log2":[..]}, "write":{..}, ..., "durability":{"flush":..,
+ * "fua":.., "fdatasync":.., "dsync_writes":..}}; NULL on ENOMEM.  The histogram
  * array is trimmed after its last non-zero bucket.
  */
 json_object *tgt_stats_to_json(const struct tgt_io_stats *s);

@@ -78,8 +78,10 @@ static void rw_step(struct tgt_io *io)
 						  io->buf_index);
 		else
 			io_uring_prep_write(sqe, fd, p, len, off);
-		if (io->fua)
+		if (io->fua) {
 			sqe->rw_flags = RWF_DSYNC;
+			io->dsync_writes++;
+		}
 	}
 	tgt_sqe_set_event(sqe, &io->ev);
 }

@@ -11,6 +11,9 @@
  *                     the hold ends early when the connection goes away
  *                     or on SIGUSR1
  *     --offset OFF    byte offset of the I/O (default 0)
+ *     --fua           the --io writes carry FUA
+ *     --no-readback   the --io writes are not read back (null backend)
+ *     --flush N       N FLUSH commands after the --io writes
  *
  * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
  * or "ERR errno=E <reason>".  Exit 0 when the login (and I/O) worked, 1
@@ -20,6 +23,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +32,18 @@
 
 #include "rblk_client.h"
 
+static bool fua;
+
 static int one_io(struct rblk_queue *q, int op, uint64_t off, void *buf)
 {
 	struct rblk_io io = { .opcode = op, .offset = off, .length = 4096, .buf = buf };
+
+	if (op == RBLK_OP_FLUSH) {
+		io.offset = 0;
+		io.length = 0;
+	} else if (op == RBLK_OP_WRITE && fua) {
+		io.flags = RBLK_CMD_F_FUA;
+	}
 	struct rblk_io *done;
 	int n;
 
@@ -57,12 +70,16 @@ int main(int argc, char **argv)
 		{ "io", required_argument, NULL, 'i' },
 		{ "hold", required_argument, NULL, 'w' },
 		{ "offset", required_argument, NULL, 'o' },
+		{ "fua", no_argument, NULL, 'F' },
+		{ "no-readback", no_argument, NULL, 'n' },
+		{ "flush", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4 };
 	struct rblk_volume_info vi;
 	struct rblk_queue *q;
-	unsigned nio = 0, hold = 0;
+	unsigned nio = 0, hold = 0, nflush = 0;
+	bool readback = true;
 	uint64_t off = 0;
 	char err[256] = "";
 	static uint8_t wbuf[4096], rbuf[4096];
@@ -80,6 +97,9 @@ int main(int argc, char **argv)
 		case 'i': nio = strtoul(optarg, NULL, 0); break;
 		case 'w': hold = strtoul(optarg, NULL, 0); break;
 		case 'o': off = strtoull(optarg, NULL, 0); break;
+		case 'F': fua = true; break;
+		case 'n': readback = false; break;
+		case 'f': nflush = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -99,9 +119,9 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nio; i++) {
 		memset(wbuf, (int)(i + 1), sizeof(wbuf));
 		ret = one_io(q, RBLK_OP_WRITE, off, wbuf);
-		if (!ret)
+		if (!ret && readback)
 			ret = one_io(q, RBLK_OP_READ, off, rbuf);
-		if (ret || memcmp(wbuf, rbuf, sizeof(rbuf))) {
+		if (ret || (readback && memcmp(wbuf, rbuf, sizeof(rbuf)))) {
 			printf(" io=FAIL(%s)\n", ret ? strerror(-ret) : "data mismatch");
 			rblk_queue_close(q);
 			return 3;
@@ -109,6 +129,16 @@ int main(int argc, char **argv)
 	}
 	if (nio)
 		printf(" io=%u", nio);
+	for (unsigned i = 0; i < nflush; i++) {
+		ret = one_io(q, RBLK_OP_FLUSH, 0, NULL);
+		if (ret) {
+			printf(" flush=FAIL(%s)\n", strerror(-ret));
+			rblk_queue_close(q);
+			return 3;
+		}
+	}
+	if (nflush)
+		printf(" flush=%u", nflush);
 	fflush(stdout);
 	if (hold) {
 		struct pollfd p = { .fd = rblk_queue_fd(q), .events = POLLIN };

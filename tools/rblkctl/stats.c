@@ -39,6 +39,19 @@ static uint64_t percentile_us(json_object *hist, uint64_t total, double p)
 	return 1ull << n;
 }
 
+/* FLUSH/FUA commands and the fdatasync / RWF_DSYNC work they caused. */
+static void print_durability(json_object *stats, const char *indent)
+{
+	json_object *d;
+
+	if (!json_object_object_get_ex(stats, "durability", &d))
+		return;
+	printf("%sdurability: flush %" PRId64 ", fua %" PRId64
+	       ", fdatasync %" PRId64 ", dsync_writes %" PRId64 "\n", indent,
+	       ctl_jint(d, "flush"), ctl_jint(d, "fua"),
+	       ctl_jint(d, "fdatasync"), ctl_jint(d, "dsync_writes"));
+}
+
 void ctl_print_stats(json_object *stats, const char *indent);
 void ctl_print_stats(json_object *stats, const char *indent)
 {
@@ -60,6 +73,7 @@ void ctl_print_stats(json_object *stats, const char *indent)
 		       n ? (double)ctl_jint(o, "lat_ns_sum") / (double)n / 1000.0 : 0.0,
 		       percentile_us(h, n, 0.5), percentile_us(h, n, 0.99));
 	}
+	print_durability(stats, indent);
 }
 
 static void print_rates(json_object *now, json_object *prev, double secs,
@@ -129,6 +143,11 @@ static void print_sample(json_object *rsp, json_object *prev, double secs,
 				ctl_print_stats(sst, "    ");
 		}
 	}
+	if (!watch && json_object_array_length(vols) > 1 &&
+	    json_object_object_get_ex(rsp, "total", &st)) {
+		printf("total\n");
+		ctl_print_stats(st, "  ");
+	}
 }
 
 static void usage(FILE *f)
@@ -136,7 +155,9 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: rblkctl stats [NAME] [--watch [SECS]] [--count N] [--json] [--socket PATH]\n"
 "  Counters of every volume (or NAME) and of each attached session: ops, bytes,\n"
-"  errors per op type, mean latency, p50/p99 from a log2 latency histogram.\n"
+"  errors per op type, mean latency, p50/p99 from a log2 latency histogram;\n"
+"  FLUSH and FUA commands with the fdatasync / RWF_DSYNC writes they caused;\n"
+"  the total over the volumes shown.\n"
 "  --watch [SECS]  print rates every SECS seconds (default 1) until interrupted\n"
 "  --count N       with --watch: stop after N samples\n"
 "  --json          raw JSON answer (one object per sample)\n");

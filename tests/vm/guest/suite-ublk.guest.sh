@@ -319,6 +319,50 @@ case_durability() {
 	detach "$DEV"
 }
 
+# The durability chain end to end: what the kernel sends for `sync` and
+# for O_DSYNC writes on xfs reaches the target as FLUSH and FUA commands,
+# and the target turns them into fdatasync / RWF_DSYNC (its counters in
+# `rblkctl stats --json` rise).  The kill -9 case above cannot see this:
+# the target's page cache survives a killed process.
+tgt_dur() {	# prints "flush fua fdatasync dsync_writes" of vol0
+	"$CTL" --socket "$CASE_TMP/target.sock" stats vol0 --json |
+		python3 -c 'import json,sys; d=json.load(sys.stdin)["volumes"][0]["stats"]["durability"]
+print(d["flush"], d["fua"], d["fdatasync"], d["dsync_writes"])'
+}
+case_durability_counters() {
+	local q b a d
+	case_setup
+	need_cmd mkfs.xfs python3
+	start_tgt 512M
+	attach --queues 2
+	q=/sys/block/${DEV#/dev/}/queue
+	[ "$(cat $q/write_cache)" = "write back" ] || fail "volatile cache not advertised: no FLUSH would be sent"
+	[ "$(cat $q/fua)" = 1 ] || fail "FUA not advertised although the target offers it"
+	mkfs.xfs -q -f "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; fail "mkfs.xfs failed"; }
+	mount "$DEV" /mnt/ublk || fail "mount failed"
+
+	d=$(tgt_dur) || fail "rblkctl stats failed"
+	read -r -a b <<<"$d"
+	head -c 4M /dev/urandom >/mnt/ublk/f || fail "write failed"
+	sync || fail "sync failed"
+	d=$(tgt_dur) || fail "rblkctl stats failed"
+	read -r -a a <<<"$d"
+	log "sync: flush ${b[0]} -> ${a[0]}, fdatasync ${b[2]} -> ${a[2]}"
+	[ "${a[0]}" -gt "${b[0]}" ] || fail "sync on xfs sent no FLUSH to the target"
+	[ $((a[2] - b[2])) -ge $((a[0] - b[0])) ] ||
+		fail "target made fewer fdatasync calls ($((a[2] - b[2]))) than it got FLUSHes ($((a[0] - b[0])))"
+
+	b=("${a[@]}")
+	dd if=/dev/urandom of=/mnt/ublk/dsync bs=4k count=16 oflag=dsync status=none || fail "O_DSYNC write failed"
+	d=$(tgt_dur) || fail "rblkctl stats failed"
+	read -r -a a <<<"$d"
+	log "O_DSYNC: fua ${b[1]} -> ${a[1]}, dsync_writes ${b[3]} -> ${a[3]}"
+	[ "${a[1]}" -gt "${b[1]}" ] || fail "O_DSYNC writes on xfs sent no FUA write to the target"
+	[ $((a[3] - b[3])) -ge 1 ] || fail "FUA writes reached the target but no RWF_DSYNC write was made"
+	umount /mnt/ublk || fail "umount failed"
+	detach "$DEV"
+}
+
 # fio_gone PID: fio notices its device went away and exits within 30 s.
 fio_gone() {
 	local i
@@ -410,6 +454,7 @@ run_case -t 240 fio-verify-tcp case_fio_verify_tcp
 run_case -t 180 discard case_discard
 run_case -t 180 write-zeroes case_write_zeroes
 run_case -t 240 durability-target-kill case_durability
+run_case -t 240 durability-counters case_durability_counters
 run_case -t 120 detach-inflight case_detach_inflight
 run_case -t 120 detach-stalled-target case_detach_stalled_target
 run_case -t 120 initiator-killed case_initiator_killed
