@@ -150,6 +150,11 @@ size_t rblk_pdu_fixed_size(uint8_t type)
 	}
 }
 
+uint8_t rblk_pdu_type(const void *pdu)
+{
+	return ((const uint8_t *)pdu)[offsetof(struct rblk_wire_hdr, type)];
+}
+
 int rblk_decode_hdr(const void *buf, size_t avail, uint32_t max_len,
 		    uint8_t *type, uint32_t *length)
 {

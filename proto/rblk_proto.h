@@ -283,6 +283,13 @@ int rblk_decode_hdr(const void *buf, size_t avail, uint32_t max_len,
 size_t rblk_pdu_fixed_size(uint8_t type);
 
 /*
+ * Type of a PDU whose header passed rblk_decode_hdr.  PDUs sit at any
+ * offset of a receive buffer, so this (like every decoder) never reads a
+ * wire struct in place.
+ */
+uint8_t rblk_pdu_type(const void *pdu);
+
+/*
  * Decoders take a whole PDU (len = hdr.length bytes) that passed
  * rblk_decode_hdr, check every field that can be checked without knowing
  * the volume, and return RBLK_S_OK or the status to report.

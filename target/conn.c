@@ -102,6 +102,17 @@ static void login_timer_cancel(struct tgt_conn *c)
 	tgt_sqe_set_event(sqe, NULL);
 }
 
+void *tgt_conn_alloc(size_t size)
+{
+	const size_t align = _Alignof(struct tgt_conn);
+	/* aligned_alloc wants a multiple of the alignment */
+	void *p = aligned_alloc(align, (size + align - 1) / align * align);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
 		   const char *peer)
@@ -583,7 +594,7 @@ out_free:
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		 uint32_t pdu_len)
 {
-	uint8_t type = ((const struct rblk_wire_hdr *)buf)->type;
+	uint8_t type = rblk_pdu_type(buf);
 
 	if (c->state == TGT_CONN_CLOSING && !c->draining)
 		return -ECONNABORTED;

@@ -81,6 +81,14 @@ struct tgt_conn {
 };
 
 /*
+ * Zeroed memory for a transport's connection struct of size bytes (which
+ * starts with struct tgt_conn), aligned as struct tgt_conn needs: its
+ * stats are cache-line aligned, more than malloc promises.  NULL when out
+ * of memory; release with free().
+ */
+void *tgt_conn_alloc(size_t size);
+
+/*
  * Transport -> conn.  tgt_conn_init links c into r's list with one
  * reference (dropped by tgt_conn_close).  peer is for logs.
  */

@@ -233,7 +233,7 @@ static int tcp_accept(struct tgt_listener *l)
 			return -errno;
 		}
 		set_sockopts(fd);
-		tc = calloc(1, sizeof(*tc));
+		tc = tgt_conn_alloc(sizeof(*tc));
 		if (tc)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
 		if (!tc || !tc->rbuf) {

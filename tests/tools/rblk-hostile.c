@@ -776,6 +776,48 @@ static bool case_flood_no_read(void)
 	return n == 20000;
 }
 
+/*
+ * A READ with k (1..7) bytes of inline data and a valid READ in one send:
+ * the second PDU starts at an odd offset of the target's receive buffer.
+ * The first is refused INVALID_FIELD [V23], the second must be served.
+ */
+static bool case_unaligned(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t two[64 + 7 + 64];
+	int fd = dial_login(&lr);
+	bool ok = fd >= 0;
+
+	for (unsigned k = 1; ok && k <= 7; k++) {
+		struct rblk_rsp rsp;
+		int got_bad = 0, got_ok = 0;
+
+		memset(two, 0xa5, sizeof(two));
+		make_cmd(two, RBLK_OP_READ, 0, 1, 0, 512, k);
+		make_cmd(two + 64 + k, RBLK_OP_READ, 0, 2, 4096, 4096, 0);
+		printf("  READ with %u inline byte(s), then a READ at offset %u:\n",
+		       k, 64 + k);
+		if (send_all(fd, two, 64 + k + 64))
+			ok = false;
+		for (int i = 0; ok && i < 2; i++) {
+			int r = read_rsp(fd, &rsp, 3000);
+
+			show(r, &rsp);
+			if (r != 1)
+				ok = false;
+			else if (rsp.tag == 1 && rsp.status == RBLK_S_INVALID_FIELD)
+				got_bad++;
+			else if (rsp.tag == 2 && rsp.status == RBLK_S_OK &&
+				 rsp.value == 4096)
+				got_ok++;
+		}
+		ok = ok && got_bad == 1 && got_ok == 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -795,6 +837,7 @@ static const struct hcase cases[] = {
 	{ .name = "reserved", .fn = case_reserved },
 	{ .name = "bad-tag", .fn = case_bad_tag },
 	{ .name = "dup-tag", .fn = case_dup_tag },
+	{ .name = "unaligned", .fn = case_unaligned },
 	{ .name = "huge-nsge", .fn = case_huge_nsge },
 	{ .name = "too-large-io", .fn = case_too_large_io },
 	{ .name = "write-no-data", .fn = case_write_no_data },
