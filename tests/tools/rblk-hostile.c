@@ -504,13 +504,18 @@ static bool login_refused(const char *vol, void (*mangle)(uint8_t *), int want)
 static void bad_magic(uint8_t *p) { p[8] ^= 0xff; }
 static void bad_name(uint8_t *p) { memset(p + 24, 'x', RBLK_NAME_MAX); }
 static void zero_depth(uint8_t *p) { p[14] = p[15] = 0; }
+/* [V32]: "vol0\0...junk" must not log in to vol0 (nor host "hostile") */
+static void volume_junk(uint8_t *p) { memcpy(p + 24 + 60, "junk", 4); }
+static void host_junk(uint8_t *p) { memcpy(p + 88 + 60, "junk", 4); }
 
 static bool case_login_bad(void)
 {
 	return login_refused("no-such-volume", NULL, RBLK_S_NO_SUCH_VOLUME) &&
 	       login_refused(g_vol, bad_magic, RBLK_S_INVALID_FIELD) &&
 	       login_refused(g_vol, bad_name, RBLK_S_INVALID_FIELD) &&
-	       login_refused(g_vol, zero_depth, RBLK_S_INVALID_FIELD);
+	       login_refused(g_vol, zero_depth, RBLK_S_INVALID_FIELD) &&
+	       login_refused(g_vol, volume_junk, RBLK_S_INVALID_FIELD) &&
+	       login_refused(g_vol, host_junk, RBLK_S_INVALID_FIELD);
 }
 
 static bool case_ctrl_too_long(void)

@@ -244,6 +244,34 @@ static void test_login_v10_names(void **state)
 	assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_OK);
 }
 
+/* [V32] bytes after a name's NUL: "vol0\0junk" is not "vol0" */
+static void test_names_v32_padding(void **state)
+{
+	struct rblk_discover_entry e = { .size = 1 << 20, .block_size = 512 }, o;
+	const unsigned login_fields[] = { 24, 88 };
+	struct rblk_login l;
+	char host[RBLK_NAME_MAX];
+	size_t n;
+
+	for (unsigned i = 0; i < 2; i++) {
+		n = build_login("vol0", "h", 1);
+		memcpy(pdu + login_fields[i] + 5, "junk", 4);
+		assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_INVALID_FIELD);
+		/* the very last byte of the field counts too */
+		n = build_login("vol0", "h", 1);
+		pdu[login_fields[i] + RBLK_NAME_MAX - 1] = 'x';
+		assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_INVALID_FIELD);
+	}
+	n = rblk_encode_discover(pdu, "node-7");
+	pdu[16 + 7] = 'x';
+	assert_int_equal(rblk_decode_discover(pdu, n, host), RBLK_S_INVALID_FIELD);
+	strcpy(e.volume, "vol0");
+	rblk_encode_discover_entry(pdu, &e);
+	assert_int_equal(rblk_decode_discover_entry(pdu, &o), RBLK_S_OK);
+	pdu[RBLK_NAME_MAX - 1] = 1;
+	assert_int_equal(rblk_decode_discover_entry(pdu, &o), RBLK_S_INVALID_FIELD);
+}
+
 static void test_login_v11_length(void **state)
 {
 	struct rblk_login l;
@@ -782,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_login_v8_zero_depth),
 		cmocka_unit_test(test_login_v9_flags_and_reserved),
 		cmocka_unit_test(test_login_v10_names),
+		cmocka_unit_test(test_names_v32_padding),
 		cmocka_unit_test(test_login_v11_length),
 		cmocka_unit_test(test_login_rsp_roundtrip),
 		cmocka_unit_test(test_login_rsp_v12_geometry),
