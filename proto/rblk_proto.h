@@ -26,7 +26,6 @@
 #define RBLK_MAX_SGE		16		/* keyed descriptors per command */
 #define RBLK_MAX_INLINE		(64u << 10)
 #define RBLK_DEFAULT_INLINE	4096
-#define RBLK_MAX_PDU		(RBLK_MAX_IO_SIZE + 4096)
 
 /* ---- PDU header: first 8 bytes of every message ------------------------ */
 
@@ -160,6 +159,14 @@ struct rblk_wire_sge {
 	uint32_t length;
 };
 _Static_assert(sizeof(struct rblk_wire_sge) == 16, "sge size");
+
+/*
+ * Largest PDU a target accepts [V5]: a capsule with max_sge descriptors
+ * and max_io bytes of inline data, for the limits it grants at LOGIN (the
+ * maxima above: 1 MiB + 320 bytes).  Larger is refused before the body.
+ */
+#define RBLK_MAX_PDU	(sizeof(struct rblk_wire_cmd) + \
+			 RBLK_MAX_SGE * sizeof(struct rblk_wire_sge) + RBLK_MAX_IO_SIZE)
 
 /* Response; on TCP the data of a successful READ follows it. */
 struct rblk_wire_rsp {

@@ -295,6 +295,42 @@ static bool case_oversized(void)
 	return ok;
 }
 
+/*
+ * [V5] The largest PDU is 64 + 16 x max_sge + max_io: one of exactly that
+ * size is read (a READ with inline data, refused INVALID_FIELD, its bytes
+ * skipped) and the connection stays; one byte more closes it before the
+ * body is read.
+ */
+static bool case_max_pdu(void)
+{
+	const uint32_t max = 64 + 16 * RBLK_MAX_SGE + RBLK_MAX_IO_SIZE;
+	struct rblk_login_rsp lr;
+	uint8_t *pdu = calloc(1, max);
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0) {
+		free(pdu);
+		return false;
+	}
+	make_cmd(pdu, RBLK_OP_READ, 0, 1, 0, 4096, max - 64);
+	printf("  READ of %u bytes, the largest PDU:\n", max);
+	ok = !send_all(fd, pdu, max) && expect_status(fd, RBLK_S_INVALID_FIELD, 1) &&
+	     still_serves(fd, 2);
+	close(fd);
+	if (ok)
+		fd = dial_login(&lr);
+	if (ok && fd >= 0) {
+		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, 0, 4096, max + 1 - 64);
+		printf("  a PDU of %u bytes (only its capsule sent):\n", max + 1);
+		send_all(fd, pdu, 64);
+		ok = expect_closed(fd);
+		close(fd);
+	}
+	free(pdu);
+	return ok && fd >= 0;
+}
+
 static bool simple_status(uint8_t op, uint8_t flags, uint32_t tag, uint64_t off,
 			  uint32_t len, uint32_t inl, int want, int64_t want_tag,
 			  void (*mangle)(uint8_t *cmd), bool follow_up)
@@ -833,6 +869,7 @@ static const struct hcase cases[] = {
 	{ .name = "truncated", .fn = case_truncated },
 	{ .name = "truncated-write", .fn = case_truncated_write },
 	{ .name = "oversized", .fn = case_oversized },
+	{ .name = "max-pdu", .fn = case_max_pdu },
 	{ .name = "out-of-range", .fn = case_out_of_range },
 	{ .name = "beyond-end", .fn = case_beyond_end },
 	{ .name = "misaligned", .fn = case_misaligned },

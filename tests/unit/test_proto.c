@@ -145,6 +145,17 @@ static void test_hdr_v5_too_long(void **state)
 	pdu[4] = 0; pdu[5] = 0x10; pdu[6] = 0; pdu[7] = 0;	/* 4096 */
 	assert_int_equal(rblk_decode_hdr(pdu, 64, 4096, &type, &len), RBLK_S_OK);
 	assert_int_equal(rblk_decode_hdr(pdu, 64, 4095, &type, &len), RBLK_S_TOO_LARGE);
+	/* the target's limit is the documented 64 + 16 x max_sge + max_io,
+	 * not a rounder number above it */
+	assert_int_equal(RBLK_MAX_PDU, 64 + 16 * RBLK_MAX_SGE + RBLK_MAX_IO_SIZE);
+	build_cmd(RBLK_OP_WRITE, 0, 1, 0, 4096, 0, 0);
+	pdu[4] = RBLK_MAX_PDU & 0xff; pdu[5] = (RBLK_MAX_PDU >> 8) & 0xff;
+	pdu[6] = (RBLK_MAX_PDU >> 16) & 0xff; pdu[7] = 0;
+	assert_int_equal(rblk_decode_hdr(pdu, 64, RBLK_MAX_PDU, &type, &len), RBLK_S_OK);
+	pdu[4]++;
+	assert_int_equal(rblk_decode_hdr(pdu, 64, RBLK_MAX_PDU, &type, &len), RBLK_S_TOO_LARGE);
+	pdu[4] = 0; pdu[5] = 0x10; pdu[6] = 0x10;	/* 1 MiB + 4 KiB */
+	assert_int_equal(rblk_decode_hdr(pdu, 64, RBLK_MAX_PDU, &type, &len), RBLK_S_TOO_LARGE);
 }
 
 static void test_hdr_v6_truncated(void **state)
