@@ -292,10 +292,24 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 		submit_io(req);
 		return;
 	}
-	/* The payload never fully arrived: answer if the connection can
-	 * still carry it (draining), else just release the slot. */
-	finish_req(req, c->draining ? RBLK_S_SHUTTING_DOWN
-				    : RBLK_S_REMOTE_ACCESS);
+	if (c->draining) {
+		/* Target stopping: say so while the connection can carry it. */
+		finish_req(req, RBLK_S_SHUTTING_DOWN);
+		return;
+	}
+	if (err == -EPIPE) {
+		/*
+		 * The stream ended inside the payload: this command was never
+		 * received, so nothing runs and nothing answers it
+		 * (docs/protocol.md, "A PDU cut short").  The slot is freed
+		 * as if a reply had gone out; stats count a failed command.
+		 */
+		req->status = RBLK_S_INVALID_FIELD;
+		tgt_req_sent(req, err);
+		return;
+	}
+	/* Moving the data from initiator memory failed (RDMA). */
+	finish_req(req, RBLK_S_REMOTE_ACCESS);
 }
 
 /* ---- commands -------------------------------------------------------- */

@@ -110,7 +110,13 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		 uint32_t pdu_len);
 
-/* fetch_data finished: 0 = payload is in req->buf, else -errno. */
+/*
+ * fetch_data finished: 0 = payload is in req->buf; -EPIPE = it can never
+ * arrive (the stream ended or stopped being read): the command is dropped
+ * without a reply; other -errno = moving it from initiator memory failed
+ * (answered REMOTE_ACCESS).  While the target stops, every failure is
+ * answered SHUTTING_DOWN.
+ */
 void tgt_req_data_done(struct tgt_req *req, int err);
 /* send_rsp finished (err -errno if not delivered): releases the slot. */
 void tgt_req_sent(struct tgt_req *req, int err);

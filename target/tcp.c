@@ -354,7 +354,7 @@ static void settle(struct tcp_conn *tc)
 {
 	if (tc->data_req && !tc->recv_busy && !tc->drain_reading &&
 	    (tc->rd_closed || tc->c.state == TGT_CONN_CLOSING))
-		data_finished(tc, -ESHUTDOWN);
+		data_finished(tc, -EPIPE);
 }
 
 static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
@@ -372,7 +372,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 	if (res <= 0) {
 		tc->rd_closed = true;
 		if (tc->data_req)
-			data_finished(tc, res ? res : -ECONNRESET);
+			data_finished(tc, -EPIPE);	/* cut short */
 		if (tc->c.state != TGT_CONN_CLOSING) {
 			char why[96];
 

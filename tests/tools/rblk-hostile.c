@@ -242,6 +242,9 @@ static bool expect_closed(int fd)
 
 /* ---- cases ------------------------------------------------------------ */
 
+static bool read_into(int fd, uint32_t tag, uint64_t off, uint32_t len,
+		      uint8_t *buf);
+
 static bool case_truncated(void)
 {
 	struct rblk_login_rsp lr;
@@ -276,6 +279,66 @@ static bool case_truncated_write(void)
 	close(fd);
 	free(pdu);
 	return r == -1;
+}
+
+/*
+ * A WRITE whose payload is cut short by FIN was never received: nothing is
+ * written and nothing answers it (REMOTE_ACCESS would name an RDMA fault
+ * that did not happen), while a FLUSH received whole before it is still
+ * answered; then the target closes.
+ */
+static bool case_write_fin(void)
+{
+	const uint32_t len = 65536;
+	uint8_t *before = malloc(len), *after = malloc(len);
+	uint8_t *pdu = malloc(64 + len);
+	struct rblk_login_rsp lr;
+	struct rblk_rsp rsp;
+	int fd = -1, rd = dial_login(&lr), r, flushed = 0, other = 0;
+	uint64_t off;
+	bool ok = false;
+
+	if (rd < 0)
+		goto out;
+	off = lr.size / 2 + (1u << 20);
+	if (!read_into(rd, 1, off, len, before))
+		goto out;
+	fd = dial_login(&lr);
+	if (fd < 0)
+		goto out;
+	make_cmd(pdu, RBLK_OP_FLUSH, 0, 3, 0, 0, 0);
+	send_all(fd, pdu, 64);
+	make_cmd(pdu, RBLK_OP_WRITE, 0, 4, off, len, len);
+	for (uint32_t i = 0; i < len; i++)
+		pdu[64 + i] = (uint8_t)~before[i];	/* differs everywhere */
+	send_all(fd, pdu, 64 + 1000);
+	shutdown(fd, SHUT_WR);
+	printf("  FLUSH, then a WRITE cut short by FIN:\n");
+	while ((r = read_rsp(fd, &rsp, 3000)) == 1) {
+		show(r, &rsp);
+		if (rsp.tag == 3 && rsp.status == RBLK_S_OK)
+			flushed++;
+		else
+			other++;
+	}
+	show(r, &rsp);
+	if (r != 0 || flushed != 1 || other) {
+		printf("  want: the FLUSH answered OK, nothing for the WRITE, closed\n");
+		goto out;
+	}
+	if (!read_into(rd, 2, off, len, after))
+		goto out;
+	ok = !memcmp(before, after, len);
+	printf("  volume: %s\n", ok ? "unchanged" : "CHANGED by the cut WRITE");
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rd >= 0)
+		close(rd);
+	free(before);
+	free(after);
+	free(pdu);
+	return ok;
 }
 
 static bool case_oversized(void)
@@ -868,6 +931,7 @@ struct hcase {
 static const struct hcase cases[] = {
 	{ .name = "truncated", .fn = case_truncated },
 	{ .name = "truncated-write", .fn = case_truncated_write },
+	{ .name = "write-fin", .fn = case_write_fin },
 	{ .name = "oversized", .fn = case_oversized },
 	{ .name = "max-pdu", .fn = case_max_pdu },
 	{ .name = "out-of-range", .fn = case_out_of_range },
