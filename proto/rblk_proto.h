@@ -168,6 +168,13 @@ _Static_assert(sizeof(struct rblk_wire_sge) == 16, "sge size");
 #define RBLK_MAX_PDU	(sizeof(struct rblk_wire_cmd) + \
 			 RBLK_MAX_SGE * sizeof(struct rblk_wire_sge) + RBLK_MAX_IO_SIZE)
 
+/*
+ * Tag of a RSP that answers no command: the target reports a connection
+ * error (bad header, PDU not allowed now) and closes.  Never a valid tag
+ * (depth <= RBLK_MAX_QUEUE_DEPTH).
+ */
+#define RBLK_TAG_NONE	0xffffffffu
+
 /* Response; on TCP the data of a successful READ follows it. */
 struct rblk_wire_rsp {
 	struct rblk_wire_hdr hdr;

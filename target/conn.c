@@ -167,6 +167,38 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
 }
 
+void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
+		    const char *why)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	size_t n;
+
+	_Static_assert(sizeof(pdu) >= sizeof(struct rblk_wire_rsp) &&
+		       sizeof(pdu) >= sizeof(struct rblk_wire_discover_rsp),
+		       "room for every status PDU");
+	if (c->state == TGT_CONN_CLOSING) {
+		/* Stopping: the stream cannot be parsed past this point. */
+		tgt_conn_close(c, true, why);
+		return;
+	}
+	if (c->state == TGT_CONN_LIVE) {
+		struct rblk_rsp rsp = { .tag = RBLK_TAG_NONE, .status = status };
+
+		n = rblk_encode_rsp(pdu, &rsp, 0);
+	} else if (type == RBLK_PDU_DISCOVER) {
+		n = rblk_encode_discover_rsp(pdu, status, 0);
+	} else {
+		struct rblk_login_rsp rsp = { .status = status };
+
+		n = rblk_encode_login_rsp(pdu, &rsp);
+	}
+	if (c->ops->send_pdu(c, pdu, n)) {
+		tgt_conn_close(c, true, "out of memory queueing a status");
+		return;
+	}
+	tgt_conn_close(c, false, why);
+}
+
 /* ---- responses ------------------------------------------------------- */
 
 /* An error RSP not tied to a slot (bad tag, bad capsule, shutting down). */
@@ -393,7 +425,8 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		rblk_warn("reactor%u: %s: command before LOGIN (%s): closing",
 			  tgt_reactor_id(c->r), c->peer,
 			  rblk_status_str(RBLK_S_NOT_LOGGED_IN));
-		return -EPROTO;
+		tgt_conn_fatal(c, RBLK_S_NOT_LOGGED_IN, RBLK_PDU_CMD, NULL);
+		return -ECONNABORTED;
 	}
 	memset(&cmd, 0, sizeof(cmd));
 	/* The decoder reads only the capsule and descriptors (have bytes);
@@ -626,7 +659,8 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 	default:
 		rblk_warn("reactor%u: %s: unexpected PDU type %u for a target: closing",
 			  tgt_reactor_id(c->r), c->peer, type);
-		return -EPROTO;
+		tgt_conn_fatal(c, RBLK_S_INVALID_OPCODE, type, NULL);
+		return -ECONNABORTED;
 	}
 }
 

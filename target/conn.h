@@ -105,6 +105,8 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
  *            the transport discards the rest of the PDU.
  *   -EAGAIN  not consumed (out of buffers); offer it again after
  *            ops->resume().
+ *   -ECONNABORTED  the connection is closing (conn.c may have answered
+ *            with tgt_conn_fatal): take no more PDUs, do not force it.
  *   other    protocol error, already logged: close the connection.
  */
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
@@ -120,6 +122,19 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 void tgt_req_data_done(struct tgt_req *req, int err);
 /* send_rsp finished (err -errno if not delivered): releases the slot. */
 void tgt_req_sent(struct tgt_req *req, int err);
+
+/*
+ * A framing or state error the transport or conn.c found (status says
+ * which; type is the PDU header's type byte): sends the peer the one
+ * status PDU it can read in this state, then closes gracefully so that it
+ * goes out (docs/protocol.md, "Errors that close the connection").  Before
+ * LOGIN that is a LOGIN_RSP, or a DISCOVER_RSP when type is DISCOVER;
+ * after it a RSP with tag RBLK_TAG_NONE.  why is logged as for
+ * tgt_conn_close.  A connection that is closing already (target stopping)
+ * is forced closed instead.
+ */
+void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
+		    const char *why);
 
 /*
  * Starts closing (idempotent; force upgrades a graceful close).  reason

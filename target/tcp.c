@@ -254,14 +254,13 @@ static int tcp_accept(struct tgt_listener *l)
 
 /* ---- receive path ----------------------------------------------------- */
 
-static void framing_error(struct tcp_conn *tc, const char *what, int st)
+/* The peer is told why (tgt_conn_fatal), then the connection closes. */
+static void framing_error(struct tcp_conn *tc, const char *what, int st,
+			  uint8_t type)
 {
-	char why[160];
-
-	snprintf(why, sizeof(why), "framing error: %s (%s)", what,
-		 rblk_status_str(st));
-	rblk_warn("reactor%u: %s: %s", tgt_reactor_id(tc->c.r), tc->c.peer, why);
-	tgt_conn_close(&tc->c, true, NULL);
+	rblk_warn("reactor%u: %s: framing error: %s (%s)",
+		  tgt_reactor_id(tc->c.r), tc->c.peer, what, rblk_status_str(st));
+	tgt_conn_fatal(&tc->c, st, type, NULL);
 }
 
 /* Hands the finished WRITE payload to conn.c. */
@@ -310,14 +309,15 @@ static void parse(struct tcp_conn *tc)
 		/* Never trust the length before the header checks pass. */
 		st = rblk_decode_hdr(p, avail, RBLK_MAX_PDU, &type, &len);
 		if (st != RBLK_S_OK) {
-			framing_error(tc, "bad PDU header", st);
+			framing_error(tc, "bad PDU header", st, type);
 			return;
 		}
 		if (type == RBLK_PDU_CMD) {
 			need = sizeof(struct rblk_wire_cmd);
 		} else {
 			if (len > TCP_MAX_CTRL_PDU) {
-				framing_error(tc, "control PDU too long", RBLK_S_TOO_LARGE);
+				framing_error(tc, "control PDU too long",
+					      RBLK_S_TOO_LARGE, type);
 				return;
 			}
 			need = len;

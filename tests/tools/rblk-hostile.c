@@ -240,6 +240,56 @@ static bool expect_closed(int fd)
 	return closed;
 }
 
+/* What a client is waiting for when the target finds its stream broken. */
+enum waiting { AWAIT_LOGIN_RSP, AWAIT_DISCOVER_RSP, AWAIT_RSP };
+
+/*
+ * A framing or state error: the target says why with the PDU the client
+ * is waiting for (a RSP for RBLK_TAG_NONE once logged in) carrying
+ * status want, then closes.
+ */
+static bool expect_fatal(int fd, int want, enum waiting w)
+{
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp lr;
+	struct rblk_rsp rsp;
+	uint16_t st = RBLK_S__MAX, count;
+	int r;
+
+	switch (w) {
+	case AWAIT_RSP:
+		r = read_rsp(fd, &rsp, 3000);
+		show(r, &rsp);
+		if (r != 1 || rsp.tag != RBLK_TAG_NONE) {
+			printf("  want a RSP for tag 0x%x\n", RBLK_TAG_NONE);
+			return false;
+		}
+		st = rsp.status;
+		break;
+	case AWAIT_LOGIN_RSP:
+		r = recv_exact(fd, buf, sizeof(struct rblk_wire_login_rsp), 3000);
+		if (r == 1 && rblk_decode_login_rsp(buf, sizeof(struct rblk_wire_login_rsp),
+						    &lr) == RBLK_S_OK)
+			st = lr.status;
+		printf("  got: %s %s\n", r == 1 ? "LOGIN_RSP" : "no LOGIN_RSP",
+		       r == 1 ? rblk_status_str(st) : "");
+		break;
+	case AWAIT_DISCOVER_RSP:
+		r = recv_exact(fd, buf, sizeof(struct rblk_wire_discover_rsp), 3000);
+		if (r != 1 || rblk_decode_discover_rsp(buf, sizeof(struct rblk_wire_discover_rsp),
+						       &st, &count) != RBLK_S_OK || count)
+			st = RBLK_S__MAX;
+		printf("  got: %s %s\n", st < RBLK_S__MAX ? "DISCOVER_RSP" : "no DISCOVER_RSP",
+		       st < RBLK_S__MAX ? rblk_status_str(st) : "");
+		break;
+	}
+	if (st != want) {
+		printf("  want status %s\n", rblk_status_str(want));
+		return false;
+	}
+	return expect_closed(fd);
+}
+
 /* ---- cases ------------------------------------------------------------ */
 
 static bool read_into(int fd, uint32_t tag, uint64_t off, uint32_t len,
@@ -353,7 +403,8 @@ static bool case_oversized(void)
 	make_cmd(cmd, RBLK_OP_WRITE, 0, 1, 0, 4096, 0);
 	memcpy(cmd + 4, &(uint32_t){ htole32(0xfffffff0u) }, 4);
 	send_all(fd, cmd, sizeof(cmd));
-	ok = expect_closed(fd);	/* [V5]: closed before reading the body */
+	/* [V5]: closed before reading the body */
+	ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_RSP);
 	close(fd);
 	return ok;
 }
@@ -387,7 +438,7 @@ static bool case_max_pdu(void)
 		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, 0, 4096, max + 1 - 64);
 		printf("  a PDU of %u bytes (only its capsule sent):\n", max + 1);
 		send_all(fd, pdu, 64);
-		ok = expect_closed(fd);
+		ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_RSP);
 		close(fd);
 	}
 	free(pdu);
@@ -503,7 +554,8 @@ static bool case_too_large_io(void)
 			     RBLK_S_TOO_LARGE, -2, NULL, true);
 }
 
-static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login)
+/* A READ mangled by mangle, before or after LOGIN: told want, closed. */
+static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login, int want)
 {
 	struct rblk_login_rsp lr;
 	uint8_t cmd[64];
@@ -516,24 +568,44 @@ static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login)
 	if (mangle)
 		mangle(cmd);
 	send_all(fd, cmd, sizeof(cmd));
-	ok = expect_closed(fd);
+	ok = expect_fatal(fd, want, do_login ? AWAIT_RSP : AWAIT_LOGIN_RSP);
+	close(fd);
+	return ok;
+}
+
+/* [V1] before LOGIN too: a DISCOVER of another version gets a DISCOVER_RSP */
+static bool discover_bad_version(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_discover)];
+	int fd = dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	rblk_encode_discover(pdu, "hostile");
+	set_version(pdu);
+	send_all(fd, pdu, sizeof(pdu));
+	ok = expect_fatal(fd, RBLK_S_BAD_VERSION, AWAIT_DISCOVER_RSP);
 	close(fd);
 	return ok;
 }
 
 static bool case_bad_version(void)
 {
-	return closes_after(set_version, true) && closes_after(set_version, false);
+	return closes_after(set_version, true, RBLK_S_BAD_VERSION) &&
+	       closes_after(set_version, false, RBLK_S_BAD_VERSION) &&
+	       discover_bad_version();
 }
 
 static bool case_hdr_reserved(void)
 {
-	return closes_after(set_hdr_rsvd, true);
+	return closes_after(set_hdr_rsvd, true, RBLK_S_INVALID_FIELD) &&
+	       closes_after(set_hdr_rsvd, false, RBLK_S_INVALID_FIELD);
 }
 
 static bool case_cmd_before_login(void)
 {
-	return closes_after(NULL, false);
+	return closes_after(NULL, false, RBLK_S_NOT_LOGGED_IN);
 }
 
 static bool case_wrong_type(void)
@@ -548,7 +620,7 @@ static bool case_wrong_type(void)
 		return false;
 	/* a RSP sent to the target */
 	send_all(fd, pdu, rblk_encode_rsp(pdu, &rsp, 0));
-	ok = expect_closed(fd);
+	ok = expect_fatal(fd, RBLK_S_INVALID_OPCODE, AWAIT_RSP);
 	close(fd);
 	return ok;
 }
@@ -631,7 +703,7 @@ static bool case_ctrl_too_long(void)
 	rblk_encode_login(pdu, &l);
 	memcpy(pdu + 4, &(uint32_t){ htole32(1u << 20) }, 4);
 	send_all(fd, pdu, sizeof(pdu));
-	ok = expect_closed(fd);
+	ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_LOGIN_RSP);
 	close(fd);
 	return ok;
 }
