@@ -2,7 +2,8 @@
 # rblk: one Makefile for everything.  Objects and binaries go to build/.
 #
 #   make                 build daemons, CLI, library, fio engine (if fio source found)
-#   make test            build and run every test tier (tests/run)
+#   make test            build and run every test tier (tests/run); also builds
+#                        the UBSan alignment-check copy in $(BUILD)/ubsan
 #   make SANITIZE=1 test same, with ASan + UBSan
 #   make bench           benchmarks; results to docs/benchmarks.md
 #   make install PREFIX=/usr/local DESTDIR=
