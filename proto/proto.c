@@ -20,6 +20,16 @@ static void put_hdr(struct rblk_wire_hdr *h, uint8_t type, uint32_t length)
 	h->length = htole32(length);
 }
 
+static int all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
 /* Copies a host string into a fixed NUL-padded wire field (truncating). */
 static void put_name(char *dst, const char *src)
 {
@@ -29,23 +39,20 @@ static void put_name(char *dst, const char *src)
 	memcpy(dst, src ? src : "", n);
 }
 
-/* A wire name must be NUL-terminated inside its field and valid. */
+/*
+ * A wire name must be NUL-terminated inside its field, NUL-padded to its
+ * end, and valid [V10, V32].  Refusing bytes after the NUL keeps one name
+ * one byte string: the HMAC covers the whole 64-byte field, and a peer
+ * must not smuggle data past what logs and ACLs show.
+ */
 static int get_name(char *dst, const char *src)
 {
-	if (!memchr(src, '\0', RBLK_NAME_MAX))
+	const char *nul = memchr(src, '\0', RBLK_NAME_MAX);
+
+	if (!nul || !all_zero(nul, RBLK_NAME_MAX - (size_t)(nul - src)))
 		return RBLK_S_INVALID_FIELD;
 	memcpy(dst, src, RBLK_NAME_MAX);
 	return rblk_name_valid(dst) ? RBLK_S_INVALID_FIELD : RBLK_S_OK;
-}
-
-static int all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return 0;
-	return 1;
 }
 
 int rblk_name_valid(const char *name)
@@ -148,6 +155,11 @@ size_t rblk_pdu_fixed_size(uint8_t type)
 	case RBLK_PDU_DISCOVER_RSP:	return sizeof(struct rblk_wire_discover_rsp);
 	default:			return 0;
 	}
+}
+
+uint8_t rblk_pdu_type(const void *pdu)
+{
+	return ((const uint8_t *)pdu)[offsetof(struct rblk_wire_hdr, type)];
 }
 
 int rblk_decode_hdr(const void *buf, size_t avail, uint32_t max_len,

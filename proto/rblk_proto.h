@@ -26,7 +26,6 @@
 #define RBLK_MAX_SGE		16		/* keyed descriptors per command */
 #define RBLK_MAX_INLINE		(64u << 10)
 #define RBLK_DEFAULT_INLINE	4096
-#define RBLK_MAX_PDU		(RBLK_MAX_IO_SIZE + 4096)
 
 /* ---- PDU header: first 8 bytes of every message ------------------------ */
 
@@ -161,6 +160,21 @@ struct rblk_wire_sge {
 };
 _Static_assert(sizeof(struct rblk_wire_sge) == 16, "sge size");
 
+/*
+ * Largest PDU a target accepts [V5]: a capsule with max_sge descriptors
+ * and max_io bytes of inline data, for the limits it grants at LOGIN (the
+ * maxima above: 1 MiB + 320 bytes).  Larger is refused before the body.
+ */
+#define RBLK_MAX_PDU	(sizeof(struct rblk_wire_cmd) + \
+			 RBLK_MAX_SGE * sizeof(struct rblk_wire_sge) + RBLK_MAX_IO_SIZE)
+
+/*
+ * Tag of a RSP that answers no command: the target reports a connection
+ * error (bad header, PDU not allowed now) and closes.  Never a valid tag
+ * (depth <= RBLK_MAX_QUEUE_DEPTH).
+ */
+#define RBLK_TAG_NONE	0xffffffffu
+
 /* Response; on TCP the data of a successful READ follows it. */
 struct rblk_wire_rsp {
 	struct rblk_wire_hdr hdr;
@@ -281,6 +295,13 @@ int rblk_decode_hdr(const void *buf, size_t avail, uint32_t max_len,
 
 /* Fixed size of a PDU type's leading struct, 0 for an unknown type. */
 size_t rblk_pdu_fixed_size(uint8_t type);
+
+/*
+ * Type of a PDU whose header passed rblk_decode_hdr.  PDUs sit at any
+ * offset of a receive buffer, so this (like every decoder) never reads a
+ * wire struct in place.
+ */
+uint8_t rblk_pdu_type(const void *pdu);
 
 /*
  * Decoders take a whole PDU (len = hdr.length bytes) that passed

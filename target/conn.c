@@ -102,6 +102,17 @@ static void login_timer_cancel(struct tgt_conn *c)
 	tgt_sqe_set_event(sqe, NULL);
 }
 
+void *tgt_conn_alloc(size_t size)
+{
+	const size_t align = _Alignof(struct tgt_conn);
+	/* aligned_alloc wants a multiple of the alignment */
+	void *p = aligned_alloc(align, (size + align - 1) / align * align);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
 		   const char *peer)
@@ -154,6 +165,38 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	}
 	c->ops->shutdown(c, force);
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
+}
+
+void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
+		    const char *why)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	size_t n;
+
+	_Static_assert(sizeof(pdu) >= sizeof(struct rblk_wire_rsp) &&
+		       sizeof(pdu) >= sizeof(struct rblk_wire_discover_rsp),
+		       "room for every status PDU");
+	if (c->state == TGT_CONN_CLOSING) {
+		/* Stopping: the stream cannot be parsed past this point. */
+		tgt_conn_close(c, true, why);
+		return;
+	}
+	if (c->state == TGT_CONN_LIVE) {
+		struct rblk_rsp rsp = { .tag = RBLK_TAG_NONE, .status = status };
+
+		n = rblk_encode_rsp(pdu, &rsp, 0);
+	} else if (type == RBLK_PDU_DISCOVER) {
+		n = rblk_encode_discover_rsp(pdu, status, 0);
+	} else {
+		struct rblk_login_rsp rsp = { .status = status };
+
+		n = rblk_encode_login_rsp(pdu, &rsp);
+	}
+	if (c->ops->send_pdu(c, pdu, n)) {
+		tgt_conn_close(c, true, "out of memory queueing a status");
+		return;
+	}
+	tgt_conn_close(c, false, why);
 }
 
 /* ---- responses ------------------------------------------------------- */
@@ -291,10 +334,24 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 		submit_io(req);
 		return;
 	}
-	/* The payload never fully arrived: answer if the connection can
-	 * still carry it (draining), else just release the slot. */
-	finish_req(req, c->draining ? RBLK_S_SHUTTING_DOWN
-				    : RBLK_S_REMOTE_ACCESS);
+	if (c->draining) {
+		/* Target stopping: say so while the connection can carry it. */
+		finish_req(req, RBLK_S_SHUTTING_DOWN);
+		return;
+	}
+	if (err == -EPIPE) {
+		/*
+		 * The stream ended inside the payload: this command was never
+		 * received, so nothing runs and nothing answers it
+		 * (docs/protocol.md, "A PDU cut short").  The slot is freed
+		 * as if a reply had gone out; stats count a failed command.
+		 */
+		req->status = RBLK_S_INVALID_FIELD;
+		tgt_req_sent(req, err);
+		return;
+	}
+	/* Moving the data from initiator memory failed (RDMA). */
+	finish_req(req, RBLK_S_REMOTE_ACCESS);
 }
 
 /* ---- commands -------------------------------------------------------- */
@@ -378,7 +435,8 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		rblk_warn("reactor%u: %s: command before LOGIN (%s): closing",
 			  tgt_reactor_id(c->r), c->peer,
 			  rblk_status_str(RBLK_S_NOT_LOGGED_IN));
-		return -EPROTO;
+		tgt_conn_fatal(c, RBLK_S_NOT_LOGGED_IN, RBLK_PDU_CMD, NULL);
+		return -ECONNABORTED;
 	}
 	memset(&cmd, 0, sizeof(cmd));
 	/* The decoder reads only the capsule and descriptors (have bytes);
@@ -593,7 +651,7 @@ out_free:
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		 uint32_t pdu_len)
 {
-	uint8_t type = ((const struct rblk_wire_hdr *)buf)->type;
+	uint8_t type = rblk_pdu_type(buf);
 
 	if (c->state == TGT_CONN_CLOSING && !c->draining)
 		return -ECONNABORTED;
@@ -611,7 +669,8 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 	default:
 		rblk_warn("reactor%u: %s: unexpected PDU type %u for a target: closing",
 			  tgt_reactor_id(c->r), c->peer, type);
-		return -EPROTO;
+		tgt_conn_fatal(c, RBLK_S_INVALID_OPCODE, type, NULL);
+		return -ECONNABORTED;
 	}
 }
 

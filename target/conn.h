@@ -81,6 +81,14 @@ struct tgt_conn {
 };
 
 /*
+ * Zeroed memory for a transport's connection struct of size bytes (which
+ * starts with struct tgt_conn), aligned as struct tgt_conn needs: its
+ * stats are cache-line aligned, more than malloc promises.  NULL when out
+ * of memory; release with free().
+ */
+void *tgt_conn_alloc(size_t size);
+
+/*
  * Transport -> conn.  tgt_conn_init links c into r's list with one
  * reference (dropped by tgt_conn_close).  peer is for logs.
  */
@@ -97,15 +105,36 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
  *            the transport discards the rest of the PDU.
  *   -EAGAIN  not consumed (out of buffers); offer it again after
  *            ops->resume().
+ *   -ECONNABORTED  the connection is closing (conn.c may have answered
+ *            with tgt_conn_fatal): take no more PDUs, do not force it.
  *   other    protocol error, already logged: close the connection.
  */
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		 uint32_t pdu_len);
 
-/* fetch_data finished: 0 = payload is in req->buf, else -errno. */
+/*
+ * fetch_data finished: 0 = payload is in req->buf; -EPIPE = it can never
+ * arrive (the stream ended or stopped being read): the command is dropped
+ * without a reply; other -errno = moving it from initiator memory failed
+ * (answered REMOTE_ACCESS).  While the target stops, every failure is
+ * answered SHUTTING_DOWN.
+ */
 void tgt_req_data_done(struct tgt_req *req, int err);
 /* send_rsp finished (err -errno if not delivered): releases the slot. */
 void tgt_req_sent(struct tgt_req *req, int err);
+
+/*
+ * A framing or state error the transport or conn.c found (status says
+ * which; type is the PDU header's type byte): sends the peer the one
+ * status PDU it can read in this state, then closes gracefully so that it
+ * goes out (docs/protocol.md, "Errors that close the connection").  Before
+ * LOGIN that is a LOGIN_RSP, or a DISCOVER_RSP when type is DISCOVER;
+ * after it a RSP with tag RBLK_TAG_NONE.  why is logged as for
+ * tgt_conn_close.  A connection that is closing already (target stopping)
+ * is forced closed instead.
+ */
+void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
+		    const char *why);
 
 /*
  * Starts closing (idempotent; force upgrades a graceful close).  reason

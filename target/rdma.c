@@ -356,12 +356,16 @@ static int offer(struct rdma_conn *rc, struct rx_slot *s)
 {
 	struct tgt_conn *c = &rc->c;
 	uint32_t length;
-	uint8_t type;
-	int ret;
+	uint8_t type = 0;	/* stays 0 when not even a header came */
+	int ret, st;
 
-	if (rblk_decode_hdr(s->buf, s->len, RX_SIZE, &type, &length) != RBLK_S_OK ||
-	    length != s->len) {
-		fail_conn(rc, "malformed PDU header (closing)");
+	st = rblk_decode_hdr(s->buf, s->len, RX_SIZE, &type, &length);
+	if (st == RBLK_S_OK && length != s->len)
+		st = RBLK_S_INVALID_FIELD;	/* one PDU per SEND */
+	if (st != RBLK_S_OK) {
+		rblk_warn("rdma: %s: malformed PDU header (%s): closing",
+			  c->peer, rblk_status_str(st));
+		tgt_conn_fatal(c, st, type, NULL);
 		return -EPROTO;
 	}
 	if (type == RBLK_PDU_CMD && note_cmd(rc, s->buf, length) == -EBUSY)
@@ -372,7 +376,10 @@ static int offer(struct rdma_conn *rc, struct rx_slot *s)
 	if (ret == -EAGAIN)
 		return ret;
 	if (ret) {
-		tgt_conn_close(c, true, "protocol error");
+		/* -ECONNABORTED: conn.c is closing it (maybe after telling
+		 * the peer why); forcing would drop that status. */
+		if (ret != -ECONNABORTED)
+			tgt_conn_close(c, true, "protocol error");
 		return ret;
 	}
 	if (c->state == TGT_CONN_LIVE && c->depth > rc->depth) {

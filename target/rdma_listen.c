@@ -121,7 +121,7 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	size_t mem_size;
 	int ret, cqe;
 
-	rc = calloc(1, sizeof(*rc));
+	rc = tgt_conn_alloc(sizeof(*rc));
 	if (!rc) {
 		reject(id, RBLK_S_NO_RESOURCES);
 		rblk_rdma_id_destroy(id);

@@ -233,7 +233,7 @@ static int tcp_accept(struct tgt_listener *l)
 			return -errno;
 		}
 		set_sockopts(fd);
-		tc = calloc(1, sizeof(*tc));
+		tc = tgt_conn_alloc(sizeof(*tc));
 		if (tc)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
 		if (!tc || !tc->rbuf) {
@@ -254,14 +254,13 @@ static int tcp_accept(struct tgt_listener *l)
 
 /* ---- receive path ----------------------------------------------------- */
 
-static void framing_error(struct tcp_conn *tc, const char *what, int st)
+/* The peer is told why (tgt_conn_fatal), then the connection closes. */
+static void framing_error(struct tcp_conn *tc, const char *what, int st,
+			  uint8_t type)
 {
-	char why[160];
-
-	snprintf(why, sizeof(why), "framing error: %s (%s)", what,
-		 rblk_status_str(st));
-	rblk_warn("reactor%u: %s: %s", tgt_reactor_id(tc->c.r), tc->c.peer, why);
-	tgt_conn_close(&tc->c, true, NULL);
+	rblk_warn("reactor%u: %s: framing error: %s (%s)",
+		  tgt_reactor_id(tc->c.r), tc->c.peer, what, rblk_status_str(st));
+	tgt_conn_fatal(&tc->c, st, type, NULL);
 }
 
 /* Hands the finished WRITE payload to conn.c. */
@@ -310,14 +309,15 @@ static void parse(struct tcp_conn *tc)
 		/* Never trust the length before the header checks pass. */
 		st = rblk_decode_hdr(p, avail, RBLK_MAX_PDU, &type, &len);
 		if (st != RBLK_S_OK) {
-			framing_error(tc, "bad PDU header", st);
+			framing_error(tc, "bad PDU header", st, type);
 			return;
 		}
 		if (type == RBLK_PDU_CMD) {
 			need = sizeof(struct rblk_wire_cmd);
 		} else {
 			if (len > TCP_MAX_CTRL_PDU) {
-				framing_error(tc, "control PDU too long", RBLK_S_TOO_LARGE);
+				framing_error(tc, "control PDU too long",
+					      RBLK_S_TOO_LARGE, type);
 				return;
 			}
 			need = len;
@@ -354,7 +354,7 @@ static void settle(struct tcp_conn *tc)
 {
 	if (tc->data_req && !tc->recv_busy && !tc->drain_reading &&
 	    (tc->rd_closed || tc->c.state == TGT_CONN_CLOSING))
-		data_finished(tc, -ESHUTDOWN);
+		data_finished(tc, -EPIPE);
 }
 
 static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
@@ -372,7 +372,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 	if (res <= 0) {
 		tc->rd_closed = true;
 		if (tc->data_req)
-			data_finished(tc, res ? res : -ECONNRESET);
+			data_finished(tc, -EPIPE);	/* cut short */
 		if (tc->c.state != TGT_CONN_CLOSING) {
 			char why[96];
 

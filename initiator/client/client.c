@@ -494,8 +494,18 @@ struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag)
 int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 			 uint32_t data_len)
 {
-	struct rblk_io *io = rblk_client_inflight_io(q, rsp->tag);
+	struct rblk_io *io;
 
+	if (rsp->tag == RBLK_TAG_NONE) {
+		/* The target found this queue's stream broken and closes it;
+		 * the queue dies with the errno of the reason it gave. */
+		int err = rblk_status_to_errno(rsp->status);
+
+		rblk_err("target is closing the connection: %s",
+			 rblk_status_str(rsp->status));
+		return err ? err : -EPROTO;
+	}
+	io = rblk_client_inflight_io(q, rsp->tag);
 	if (!io) {
 		rblk_err("target answered tag %u that is not in flight", rsp->tag);
 		return -EPROTO;

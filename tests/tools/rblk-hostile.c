@@ -240,7 +240,60 @@ static bool expect_closed(int fd)
 	return closed;
 }
 
+/* What a client is waiting for when the target finds its stream broken. */
+enum waiting { AWAIT_LOGIN_RSP, AWAIT_DISCOVER_RSP, AWAIT_RSP };
+
+/*
+ * A framing or state error: the target says why with the PDU the client
+ * is waiting for (a RSP for RBLK_TAG_NONE once logged in) carrying
+ * status want, then closes.
+ */
+static bool expect_fatal(int fd, int want, enum waiting w)
+{
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp lr;
+	struct rblk_rsp rsp;
+	uint16_t st = RBLK_S__MAX, count;
+	int r;
+
+	switch (w) {
+	case AWAIT_RSP:
+		r = read_rsp(fd, &rsp, 3000);
+		show(r, &rsp);
+		if (r != 1 || rsp.tag != RBLK_TAG_NONE) {
+			printf("  want a RSP for tag 0x%x\n", RBLK_TAG_NONE);
+			return false;
+		}
+		st = rsp.status;
+		break;
+	case AWAIT_LOGIN_RSP:
+		r = recv_exact(fd, buf, sizeof(struct rblk_wire_login_rsp), 3000);
+		if (r == 1 && rblk_decode_login_rsp(buf, sizeof(struct rblk_wire_login_rsp),
+						    &lr) == RBLK_S_OK)
+			st = lr.status;
+		printf("  got: %s %s\n", r == 1 ? "LOGIN_RSP" : "no LOGIN_RSP",
+		       r == 1 ? rblk_status_str(st) : "");
+		break;
+	case AWAIT_DISCOVER_RSP:
+		r = recv_exact(fd, buf, sizeof(struct rblk_wire_discover_rsp), 3000);
+		if (r != 1 || rblk_decode_discover_rsp(buf, sizeof(struct rblk_wire_discover_rsp),
+						       &st, &count) != RBLK_S_OK || count)
+			st = RBLK_S__MAX;
+		printf("  got: %s %s\n", st < RBLK_S__MAX ? "DISCOVER_RSP" : "no DISCOVER_RSP",
+		       st < RBLK_S__MAX ? rblk_status_str(st) : "");
+		break;
+	}
+	if (st != want) {
+		printf("  want status %s\n", rblk_status_str(want));
+		return false;
+	}
+	return expect_closed(fd);
+}
+
 /* ---- cases ------------------------------------------------------------ */
+
+static bool read_into(int fd, uint32_t tag, uint64_t off, uint32_t len,
+		      uint8_t *buf);
 
 static bool case_truncated(void)
 {
@@ -278,6 +331,67 @@ static bool case_truncated_write(void)
 	return r == -1;
 }
 
+/*
+ * A WRITE whose payload is cut short by FIN was never received: nothing is
+ * written and nothing answers it (REMOTE_ACCESS would name an RDMA fault
+ * that did not happen), while a FLUSH received whole before it is still
+ * answered; then the target closes.
+ */
+static bool case_write_fin(void)
+{
+	const uint32_t len = 65536;
+	uint8_t *before = malloc(len), *after = malloc(len);
+	uint8_t *pdu = malloc(64 + len);
+	struct rblk_login_rsp lr;
+	struct rblk_rsp rsp;
+	int fd = -1, rd = dial_login(&lr), r, flushed = 0, other = 0;
+	uint64_t off;
+	bool ok = false;
+
+	if (rd < 0)
+		goto out;
+	off = lr.size / 2 + (1u << 20);
+	if (!read_into(rd, 1, off, len, before))
+		goto out;
+	fd = dial_login(&lr);
+	if (fd < 0)
+		goto out;
+	make_cmd(pdu, RBLK_OP_FLUSH, 0, 3, 0, 0, 0);
+	send_all(fd, pdu, 64);
+	make_cmd(pdu, RBLK_OP_WRITE, 0, 4, off, len, len);
+	for (uint32_t i = 0; i < len; i++)
+		pdu[64 + i] = (uint8_t)~before[i];	/* differs everywhere */
+	send_all(fd, pdu, 64 + 1000);
+	shutdown(fd, SHUT_WR);
+	printf("  FLUSH, then a WRITE cut short by FIN:\n");
+	/* generous: the FLUSH goes to the disk of a possibly loaded host */
+	while ((r = read_rsp(fd, &rsp, 10000)) == 1) {
+		show(r, &rsp);
+		if (rsp.tag == 3 && rsp.status == RBLK_S_OK)
+			flushed++;
+		else
+			other++;
+	}
+	show(r, &rsp);
+	if (r != 0 || flushed != 1 || other) {
+		printf("  want: the FLUSH answered OK, nothing for the WRITE, closed\n");
+		goto out;
+	}
+	if (!read_into(rd, 2, off, len, after))
+		goto out;
+	ok = !memcmp(before, after, len);
+	printf("  volume: %s\n", ok ? "unchanged" : "CHANGED by the cut WRITE");
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rd >= 0)
+		close(rd);
+	free(before);
+	free(after);
+	free(pdu);
+	return ok;
+}
+
 static bool case_oversized(void)
 {
 	struct rblk_login_rsp lr;
@@ -290,9 +404,46 @@ static bool case_oversized(void)
 	make_cmd(cmd, RBLK_OP_WRITE, 0, 1, 0, 4096, 0);
 	memcpy(cmd + 4, &(uint32_t){ htole32(0xfffffff0u) }, 4);
 	send_all(fd, cmd, sizeof(cmd));
-	ok = expect_closed(fd);	/* [V5]: closed before reading the body */
+	/* [V5]: closed before reading the body */
+	ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_RSP);
 	close(fd);
 	return ok;
+}
+
+/*
+ * [V5] The largest PDU is 64 + 16 x max_sge + max_io: one of exactly that
+ * size is read (a READ with inline data, refused INVALID_FIELD, its bytes
+ * skipped) and the connection stays; one byte more closes it before the
+ * body is read.
+ */
+static bool case_max_pdu(void)
+{
+	const uint32_t max = 64 + 16 * RBLK_MAX_SGE + RBLK_MAX_IO_SIZE;
+	struct rblk_login_rsp lr;
+	uint8_t *pdu = calloc(1, max);
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0) {
+		free(pdu);
+		return false;
+	}
+	make_cmd(pdu, RBLK_OP_READ, 0, 1, 0, 4096, max - 64);
+	printf("  READ of %u bytes, the largest PDU:\n", max);
+	ok = !send_all(fd, pdu, max) && expect_status(fd, RBLK_S_INVALID_FIELD, 1) &&
+	     still_serves(fd, 2);
+	close(fd);
+	if (ok)
+		fd = dial_login(&lr);
+	if (ok && fd >= 0) {
+		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, 0, 4096, max + 1 - 64);
+		printf("  a PDU of %u bytes (only its capsule sent):\n", max + 1);
+		send_all(fd, pdu, 64);
+		ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_RSP);
+		close(fd);
+	}
+	free(pdu);
+	return ok && fd >= 0;
 }
 
 static bool simple_status(uint8_t op, uint8_t flags, uint32_t tag, uint64_t off,
@@ -404,7 +555,8 @@ static bool case_too_large_io(void)
 			     RBLK_S_TOO_LARGE, -2, NULL, true);
 }
 
-static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login)
+/* A READ mangled by mangle, before or after LOGIN: told want, closed. */
+static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login, int want)
 {
 	struct rblk_login_rsp lr;
 	uint8_t cmd[64];
@@ -417,24 +569,44 @@ static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login)
 	if (mangle)
 		mangle(cmd);
 	send_all(fd, cmd, sizeof(cmd));
-	ok = expect_closed(fd);
+	ok = expect_fatal(fd, want, do_login ? AWAIT_RSP : AWAIT_LOGIN_RSP);
+	close(fd);
+	return ok;
+}
+
+/* [V1] before LOGIN too: a DISCOVER of another version gets a DISCOVER_RSP */
+static bool discover_bad_version(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_discover)];
+	int fd = dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	rblk_encode_discover(pdu, "hostile");
+	set_version(pdu);
+	send_all(fd, pdu, sizeof(pdu));
+	ok = expect_fatal(fd, RBLK_S_BAD_VERSION, AWAIT_DISCOVER_RSP);
 	close(fd);
 	return ok;
 }
 
 static bool case_bad_version(void)
 {
-	return closes_after(set_version, true) && closes_after(set_version, false);
+	return closes_after(set_version, true, RBLK_S_BAD_VERSION) &&
+	       closes_after(set_version, false, RBLK_S_BAD_VERSION) &&
+	       discover_bad_version();
 }
 
 static bool case_hdr_reserved(void)
 {
-	return closes_after(set_hdr_rsvd, true);
+	return closes_after(set_hdr_rsvd, true, RBLK_S_INVALID_FIELD) &&
+	       closes_after(set_hdr_rsvd, false, RBLK_S_INVALID_FIELD);
 }
 
 static bool case_cmd_before_login(void)
 {
-	return closes_after(NULL, false);
+	return closes_after(NULL, false, RBLK_S_NOT_LOGGED_IN);
 }
 
 static bool case_wrong_type(void)
@@ -449,7 +621,7 @@ static bool case_wrong_type(void)
 		return false;
 	/* a RSP sent to the target */
 	send_all(fd, pdu, rblk_encode_rsp(pdu, &rsp, 0));
-	ok = expect_closed(fd);
+	ok = expect_fatal(fd, RBLK_S_INVALID_OPCODE, AWAIT_RSP);
 	close(fd);
 	return ok;
 }
@@ -504,13 +676,18 @@ static bool login_refused(const char *vol, void (*mangle)(uint8_t *), int want)
 static void bad_magic(uint8_t *p) { p[8] ^= 0xff; }
 static void bad_name(uint8_t *p) { memset(p + 24, 'x', RBLK_NAME_MAX); }
 static void zero_depth(uint8_t *p) { p[14] = p[15] = 0; }
+/* [V32]: "vol0\0...junk" must not log in to vol0 (nor host "hostile") */
+static void volume_junk(uint8_t *p) { memcpy(p + 24 + 60, "junk", 4); }
+static void host_junk(uint8_t *p) { memcpy(p + 88 + 60, "junk", 4); }
 
 static bool case_login_bad(void)
 {
 	return login_refused("no-such-volume", NULL, RBLK_S_NO_SUCH_VOLUME) &&
 	       login_refused(g_vol, bad_magic, RBLK_S_INVALID_FIELD) &&
 	       login_refused(g_vol, bad_name, RBLK_S_INVALID_FIELD) &&
-	       login_refused(g_vol, zero_depth, RBLK_S_INVALID_FIELD);
+	       login_refused(g_vol, zero_depth, RBLK_S_INVALID_FIELD) &&
+	       login_refused(g_vol, volume_junk, RBLK_S_INVALID_FIELD) &&
+	       login_refused(g_vol, host_junk, RBLK_S_INVALID_FIELD);
 }
 
 static bool case_ctrl_too_long(void)
@@ -527,7 +704,7 @@ static bool case_ctrl_too_long(void)
 	rblk_encode_login(pdu, &l);
 	memcpy(pdu + 4, &(uint32_t){ htole32(1u << 20) }, 4);
 	send_all(fd, pdu, sizeof(pdu));
-	ok = expect_closed(fd);
+	ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_LOGIN_RSP);
 	close(fd);
 	return ok;
 }
@@ -776,6 +953,48 @@ static bool case_flood_no_read(void)
 	return n == 20000;
 }
 
+/*
+ * A READ with k (1..7) bytes of inline data and a valid READ in one send:
+ * the second PDU starts at an odd offset of the target's receive buffer.
+ * The first is refused INVALID_FIELD [V23], the second must be served.
+ */
+static bool case_unaligned(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t two[64 + 7 + 64];
+	int fd = dial_login(&lr);
+	bool ok = fd >= 0;
+
+	for (unsigned k = 1; ok && k <= 7; k++) {
+		struct rblk_rsp rsp;
+		int got_bad = 0, got_ok = 0;
+
+		memset(two, 0xa5, sizeof(two));
+		make_cmd(two, RBLK_OP_READ, 0, 1, 0, 512, k);
+		make_cmd(two + 64 + k, RBLK_OP_READ, 0, 2, 4096, 4096, 0);
+		printf("  READ with %u inline byte(s), then a READ at offset %u:\n",
+		       k, 64 + k);
+		if (send_all(fd, two, 64 + k + 64))
+			ok = false;
+		for (int i = 0; ok && i < 2; i++) {
+			int r = read_rsp(fd, &rsp, 3000);
+
+			show(r, &rsp);
+			if (r != 1)
+				ok = false;
+			else if (rsp.tag == 1 && rsp.status == RBLK_S_INVALID_FIELD)
+				got_bad++;
+			else if (rsp.tag == 2 && rsp.status == RBLK_S_OK &&
+				 rsp.value == 4096)
+				got_ok++;
+		}
+		ok = ok && got_bad == 1 && got_ok == 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -785,7 +1004,9 @@ struct hcase {
 static const struct hcase cases[] = {
 	{ .name = "truncated", .fn = case_truncated },
 	{ .name = "truncated-write", .fn = case_truncated_write },
+	{ .name = "write-fin", .fn = case_write_fin },
 	{ .name = "oversized", .fn = case_oversized },
+	{ .name = "max-pdu", .fn = case_max_pdu },
 	{ .name = "out-of-range", .fn = case_out_of_range },
 	{ .name = "beyond-end", .fn = case_beyond_end },
 	{ .name = "misaligned", .fn = case_misaligned },
@@ -795,6 +1016,7 @@ static const struct hcase cases[] = {
 	{ .name = "reserved", .fn = case_reserved },
 	{ .name = "bad-tag", .fn = case_bad_tag },
 	{ .name = "dup-tag", .fn = case_dup_tag },
+	{ .name = "unaligned", .fn = case_unaligned },
 	{ .name = "huge-nsge", .fn = case_huge_nsge },
 	{ .name = "too-large-io", .fn = case_too_large_io },
 	{ .name = "write-no-data", .fn = case_write_no_data },

@@ -20,10 +20,16 @@
  *     address, descriptor longer than the MR): the RDMA operation fails with
  *     a remote access error, which is fatal to an RC QP, so the target must
  *     close this connection (and only this one) within a few seconds;
- *   - a SEND larger than the target's receive buffers: same, closed.
+ *   - a SEND larger than the target's receive buffers: same, closed;
+ *   - a PDU the target cannot frame or take in this state (a READ before
+ *     LOGIN, a SEND shorter than its header says): the target says why
+ *     (a LOGIN_RSP before LOGIN, a RSP for RBLK_TAG_NONE after) and then
+ *     closes this connection (docs/protocol.md, "Errors that close the
+ *     connection").
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +50,7 @@ enum expect {
 	EXP_REJECT,		/* CM reject with a status */
 	EXP_STATUS,		/* error status, connection survives */
 	EXP_CLOSED,		/* target closes this connection */
+	EXP_TOLD_CLOSED,	/* target sends want_status, then closes */
 };
 
 struct probe {
@@ -73,7 +80,7 @@ static const struct hcase cases[] = {
 	{ "cm-depth0", EXP_REJECT, RBLK_S_INVALID_FIELD, "connect asking for queue depth 0" },
 	/* The CM pads private data to 56 bytes with zeros: version 0. */
 	{ "cm-short", EXP_REJECT, RBLK_S_BAD_VERSION, "connect with 4 bytes of private data" },
-	{ "io-before-login", EXP_CLOSED, 0, "READ before LOGIN" },
+	{ "io-before-login", EXP_TOLD_CLOSED, RBLK_S_NOT_LOGGED_IN, "READ before LOGIN" },
 	{ "bad-opcode", EXP_STATUS, RBLK_S_INVALID_OPCODE, "capsule with opcode 99" },
 	{ "too-many-sge", EXP_STATUS, RBLK_S_TOO_LARGE, "READ with more descriptors than negotiated" },
 	{ "sge-sum", EXP_STATUS, RBLK_S_INVALID_FIELD, "descriptor lengths not adding up to the length" },
@@ -85,7 +92,7 @@ static const struct hcase cases[] = {
 	{ "overlong-read", EXP_CLOSED, 0, "READ descriptor running past the end of the MR" },
 	{ "overlong-write", EXP_CLOSED, 0, "WRITE descriptor running past the end of the MR" },
 	{ "huge-send", EXP_CLOSED, 0, "SEND bigger than the target's receive buffers" },
-	{ "short-capsule", EXP_CLOSED, 0, "SEND of 8 bytes (no tag to answer)" },
+	{ "short-capsule", EXP_TOLD_CLOSED, RBLK_S_INVALID_FIELD, "SEND of 8 bytes, header saying 216" },
 };
 
 static int64_t now_ms(void)
@@ -304,6 +311,36 @@ static int command(struct probe *p, struct rblk_cmd *c, const struct rblk_sge *s
 	return rsp.status;
 }
 
+/*
+ * After a PDU the target cannot take: the status it sends (a LOGIN_RSP
+ * before LOGIN, a RSP for RBLK_TAG_NONE after), >= 0, once the connection
+ * then closes; -EPROTO for another answer, -errno when none came.
+ */
+static int told_then_closed(struct probe *p, bool logged_in)
+{
+	struct rblk_login_rsp lr;
+	struct rblk_rsp rsp;
+	uint32_t len;
+	int slot = wait_recv(p, TMO_MS, &len), st = -EPROTO;
+
+	if (slot < 0)
+		return slot;
+	if (logged_in) {
+		if (rblk_decode_rsp(p->msg + slot * SLOT, len, &rsp) == RBLK_S_OK &&
+		    rsp.tag == RBLK_TAG_NONE)
+			st = rsp.status;
+	} else if (rblk_decode_login_rsp(p->msg + slot * SLOT, len, &lr) == RBLK_S_OK) {
+		st = lr.status;
+	}
+	post_recv(p, (unsigned)slot);
+	printf("  told: %s\n", st >= 0 ? rblk_status_str(st) : "not a status PDU");
+	if (st >= 0 && wait_recv(p, TMO_MS, &len) != -ECONNRESET) {
+		printf("  but the connection stayed up\n");
+		return -EPROTO;
+	}
+	return st;
+}
+
 static int good_read(struct probe *p)
 {
 	struct rblk_cmd c = { .opcode = RBLK_OP_READ, .tag = 1, .length = 4096 };
@@ -347,8 +384,14 @@ static int run_case(const struct hcase *hc, const char *host, const char *port,
 		return 1;
 	}
 	if (!strcmp(name, "io-before-login")) {
+		uint8_t *out = p.msg + NSLOTS * SLOT;
+
 		s[0] = (struct rblk_sge) { (uintptr_t)p.data, p.data_mr->rkey, 8192 };
-		st = command(&p, &c, s, 1, TMO_MS);
+		c.nsge = 1;
+		rblk_encode_cmd(out, &c, sizeof(struct rblk_wire_cmd) + sizeof(struct rblk_wire_sge));
+		rblk_encode_sge(out + sizeof(struct rblk_wire_cmd), &s[0]);
+		ret = send_msg(&p, sizeof(struct rblk_wire_cmd) + sizeof(struct rblk_wire_sge));
+		st = ret ? ret : told_then_closed(&p, false);
 		goto check;
 	}
 	ret = probe_login(&p, volume);
@@ -407,12 +450,9 @@ static int run_case(const struct hcase *hc, const char *host, const char *port,
 		if (st >= 0)
 			st = 0;		/* a response: not what we want */
 	} else if (!strcmp(name, "short-capsule")) {
-		uint32_t len;
-
+		/* The send area still holds our LOGIN (216 bytes). */
 		ret = send_msg(&p, 8);
-		st = ret ? ret : wait_recv(&p, TMO_MS, &len);
-		if (st >= 0)
-			st = 0;
+		st = ret ? ret : told_then_closed(&p, true);
 	}
 check:
 	if (st >= 0)
@@ -420,6 +460,10 @@ check:
 	else
 		printf("RESULT: %s: %s\n", name, st == -ECONNRESET ?
 		       "connection closed by target" : strerror(-st));
+	if (hc->exp == EXP_TOLD_CLOSED) {
+		probe_close(&p);
+		return st == hc->want_status ? 0 : 1;
+	}
 	if (hc->exp == EXP_STATUS) {
 		int ok = st == hc->want_status;
 

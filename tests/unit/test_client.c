@@ -38,6 +38,7 @@ enum misbehave {
 	MB_DATA_ON_WRITE,	/* data bytes after a WRITE response */
 	MB_HUGE_LENGTH,		/* header length far above max_io */
 	MB_MUTE_LOGIN,		/* accept, read LOGIN, never answer */
+	MB_TAG_NONE,		/* a connection error (tag NONE) instead of a READ answer */
 };
 
 struct fake {
@@ -101,6 +102,11 @@ static int answer(struct fake *f, int c, struct held *h)
 			r.value = dl = dl / 2;
 		if (f->mb == MB_CLOSE)
 			return -1;
+		if (f->mb == MB_TAG_NONE) {
+			r.tag = RBLK_TAG_NONE;
+			r.status = RBLK_S_TOO_LARGE;
+			r.value = dl = 0;
+		}
 		break;
 	case RBLK_OP_WRITE:
 		memcpy(f->vol + h->cmd.offset, h->data, h->cmd.length);
@@ -534,6 +540,24 @@ static void expect_queue_killed(enum misbehave mb)
 	fake_stop(f);
 }
 
+/* A RSP for RBLK_TAG_NONE: the queue dies with the errno of that status. */
+static void test_tag_none(void **state)
+{
+	struct fake *f = fake_start(MB_TAG_NONE, 1, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	static uint8_t b[4096];
+	struct rblk_io io = { .opcode = RBLK_OP_READ, .length = 4096, .buf = b };
+	struct rblk_io *done[1];
+
+	assert_int_equal(rblk_queue_submit(q, &io), 0);
+	assert_int_equal(rblk_queue_reap(q, done, 1, 1, 2000), 1);
+	assert_int_equal(done[0]->status, RBLK_S_IO_ERROR);
+	assert_int_equal(rblk_queue_reap(q, done, 0, 1, 0), -E2BIG);
+	assert_int_equal(rblk_queue_submit(q, &io), -ENOTCONN);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
 static void test_bad_tag(void **state)		{ expect_queue_killed(MB_BAD_TAG); }
 static void test_short_read(void **state)	{ expect_queue_killed(MB_SHORT_READ); }
 static void test_bad_version(void **state)	{ expect_queue_killed(MB_BAD_VERSION); }
@@ -614,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_submit_drains_responses),
 		cmocka_unit_test(test_invalid_io),
 		cmocka_unit_test(test_bad_tag),
+		cmocka_unit_test(test_tag_none),
 		cmocka_unit_test(test_short_read),
 		cmocka_unit_test(test_bad_version),
 		cmocka_unit_test(test_peer_close),

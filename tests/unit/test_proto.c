@@ -145,6 +145,17 @@ static void test_hdr_v5_too_long(void **state)
 	pdu[4] = 0; pdu[5] = 0x10; pdu[6] = 0; pdu[7] = 0;	/* 4096 */
 	assert_int_equal(rblk_decode_hdr(pdu, 64, 4096, &type, &len), RBLK_S_OK);
 	assert_int_equal(rblk_decode_hdr(pdu, 64, 4095, &type, &len), RBLK_S_TOO_LARGE);
+	/* the target's limit is the documented 64 + 16 x max_sge + max_io,
+	 * not a rounder number above it */
+	assert_int_equal(RBLK_MAX_PDU, 64 + 16 * RBLK_MAX_SGE + RBLK_MAX_IO_SIZE);
+	build_cmd(RBLK_OP_WRITE, 0, 1, 0, 4096, 0, 0);
+	pdu[4] = RBLK_MAX_PDU & 0xff; pdu[5] = (RBLK_MAX_PDU >> 8) & 0xff;
+	pdu[6] = (RBLK_MAX_PDU >> 16) & 0xff; pdu[7] = 0;
+	assert_int_equal(rblk_decode_hdr(pdu, 64, RBLK_MAX_PDU, &type, &len), RBLK_S_OK);
+	pdu[4]++;
+	assert_int_equal(rblk_decode_hdr(pdu, 64, RBLK_MAX_PDU, &type, &len), RBLK_S_TOO_LARGE);
+	pdu[4] = 0; pdu[5] = 0x10; pdu[6] = 0x10;	/* 1 MiB + 4 KiB */
+	assert_int_equal(rblk_decode_hdr(pdu, 64, RBLK_MAX_PDU, &type, &len), RBLK_S_TOO_LARGE);
 }
 
 static void test_hdr_v6_truncated(void **state)
@@ -242,6 +253,34 @@ static void test_login_v10_names(void **state)
 	n = build_login("vol0", "h", 1);
 	memset(pdu + 24, 'a', 63);
 	assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_OK);
+}
+
+/* [V32] bytes after a name's NUL: "vol0\0junk" is not "vol0" */
+static void test_names_v32_padding(void **state)
+{
+	struct rblk_discover_entry e = { .size = 1 << 20, .block_size = 512 }, o;
+	const unsigned login_fields[] = { 24, 88 };
+	struct rblk_login l;
+	char host[RBLK_NAME_MAX];
+	size_t n;
+
+	for (unsigned i = 0; i < 2; i++) {
+		n = build_login("vol0", "h", 1);
+		memcpy(pdu + login_fields[i] + 5, "junk", 4);
+		assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_INVALID_FIELD);
+		/* the very last byte of the field counts too */
+		n = build_login("vol0", "h", 1);
+		pdu[login_fields[i] + RBLK_NAME_MAX - 1] = 'x';
+		assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_INVALID_FIELD);
+	}
+	n = rblk_encode_discover(pdu, "node-7");
+	pdu[16 + 7] = 'x';
+	assert_int_equal(rblk_decode_discover(pdu, n, host), RBLK_S_INVALID_FIELD);
+	strcpy(e.volume, "vol0");
+	rblk_encode_discover_entry(pdu, &e);
+	assert_int_equal(rblk_decode_discover_entry(pdu, &o), RBLK_S_OK);
+	pdu[RBLK_NAME_MAX - 1] = 1;
+	assert_int_equal(rblk_decode_discover_entry(pdu, &o), RBLK_S_INVALID_FIELD);
 }
 
 static void test_login_v11_length(void **state)
@@ -782,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_login_v8_zero_depth),
 		cmocka_unit_test(test_login_v9_flags_and_reserved),
 		cmocka_unit_test(test_login_v10_names),
+		cmocka_unit_test(test_names_v32_padding),
 		cmocka_unit_test(test_login_v11_length),
 		cmocka_unit_test(test_login_rsp_roundtrip),
 		cmocka_unit_test(test_login_rsp_v12_geometry),
