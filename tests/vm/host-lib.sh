@@ -56,9 +56,22 @@ vm_crash_reason() {	# console-log
 	echo "$l" | sed 's/^\[ *[0-9.]*\] //'
 }
 
-vm_suite() {
-	local name=$1 out rc
-	shift
+# One attempt of a single-guest suite: boots the guest, its console to $2.
+_vm_run_single() {	# name console vm-run-options...
+	local name=$1 console=$2
+	shift 2
+	# A suite's own -t wins over the default; RBLK_VM_TIMEOUT wins over both.
+	"$VM_DIR/vm-run" -t 900 -o "$VM_SCRATCH" "$@" ${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
+		-- bash "$VM_DIR/guest/suite-$name.guest.sh" 2>&1 | tee "$console"
+	return "${PIPESTATUS[0]}"
+}
+
+# Runs a suite with RUNNER (one attempt: boots, tees the console to the
+# file it is given, returns vm-run's status) and turns a dead guest into
+# results, then exits.
+_vm_suite_main() {	# runner name runner-args...
+	local runner=$1 name=$2 out rc
+	shift 2
 	local guest=$VM_DIR/guest/suite-$name.guest.sh
 	[ -f "$guest" ] || { echo "vm_suite: $guest missing"; exit 1; }
 	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
@@ -70,17 +83,16 @@ vm_suite() {
 	77) vm_skip "$(echo "$out" | tail -n 1)" ;;
 	*)  echo "$out"; echo "vm_suite: tests/vm/prepare failed (exit $rc)"; exit 1 ;;
 	esac
-	local scratch=$RBLK_BUILD/vm/$name attempt console crash started
+	VM_SCRATCH=$RBLK_BUILD/vm/$name
+	local attempt console crash started
 	# A guest that dies before its first case started crashed while
 	# booting (an infrastructure fault, not a test result): boot it again,
 	# at most twice, and say so.  A guest that dies later is never retried.
 	for attempt in 1 2 3; do
-		rm -rf "$scratch" && mkdir -p "$scratch" || { echo "vm_suite: cannot create $scratch"; exit 1; }
+		rm -rf "$VM_SCRATCH" && mkdir -p "$VM_SCRATCH" || { echo "vm_suite: cannot create $VM_SCRATCH"; exit 1; }
 		console=$RBLK_BUILD/vm/$name.console.$attempt
-		# A suite's own -t wins over the default; RBLK_VM_TIMEOUT wins over both.
-		"$VM_DIR/vm-run" -t 900 -o "$scratch" "$@" ${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
-			-- bash "$guest" 2>&1 | tee "$console"
-		rc=${PIPESTATUS[0]}
+		"$runner" "$name" "$console" "$@"
+		rc=$?
 		grep -q '^=== case \|^RBLK-CASE: ' "$console" && started=1 || started=0
 		[ "$rc" = 125 ] && [ "$started" = 0 ] && [ "$attempt" -lt 3 ] || break
 		echo "vm_suite: $name: the guest died while booting (attempt $attempt of 3); booting again. The crash:"
@@ -105,6 +117,84 @@ vm_suite() {
 				echo "RBLK-CASE: FAIL $n $why"
 		done < <(vm_case_names "$guest")
 	fi
-	echo "vm_suite: $name exit $rc; guest logs in $scratch"
+	echo "vm_suite: $name exit $rc; guest logs in $VM_SCRATCH"
 	exit "$rc"
+}
+
+vm_suite() {	# name [vm-run options...]
+	_vm_suite_main _vm_run_single "$@"
+}
+
+# --- two nodes ------------------------------------------------------------
+# vm_pair_suite NAME [client vm-run options...]: boots a target node and a
+# client node joined by a link (vm-run -n).  The target node runs
+# guest/node-agent with a disk of its own ($RBLK_BUILD/vm/NAME.tnode.img,
+# cache=none); the client node runs guest/suite-NAME.guest.sh, whose cases
+# drive the target node through guest/pair.sh.  The host serves the
+# client's power-cut and power-on requests (the folder chan/host).  The
+# target node's consoles go to $RBLK_BUILD/vm/NAME.tnode.console.BOOT.
+
+# Boots the target node (in the background); sets _tnode_pid, bumps
+# _tnode_boot.
+_tnode_start() {	# name
+	_tnode_boot=$((_tnode_boot + 1))
+	rm -f "$VM_SCRATCH/tnode.pid"
+	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-1500}" -c "${RBLK_PAIR_TARGET_CPUS:-2}" -H rblk-tnode \
+		-n "$_tnode_port:$_cnode_port" -d "$_tnode_disk" -o "$VM_SCRATCH" -P "$VM_SCRATCH/tnode.pid" \
+		-e RBLK_NODE_BOOT="$_tnode_boot" -e RBLK_NODE_DISK=1 \
+		-- "$VM_DIR/guest/node-agent" "$VM_SCRATCH/chan" "${RBLK_PAIR_TARGET_IP:-10.88.0.1}/24" \
+		>"$RBLK_BUILD/vm/$1.tnode.console.$_tnode_boot" 2>&1 &
+	_tnode_pid=$!
+}
+
+# Power cut: QEMU killed outright; vm-run then reports the dead guest.
+_tnode_kill() {
+	local q
+	for _ in $(seq 100); do [ -s "$VM_SCRATCH/tnode.pid" ] && break; sleep 0.1; done
+	read -r q <"$VM_SCRATCH/tnode.pid" 2>/dev/null && kill -KILL "$q" 2>/dev/null
+	wait "$_tnode_pid" 2>/dev/null
+}
+
+_vm_run_pair() {	# name console client-vm-run-options...
+	local name=$1 console=$2 cpid req what rc
+	shift 2
+	mkdir -p "$VM_SCRATCH/chan/host"
+	_tnode_disk=$RBLK_BUILD/vm/$name.tnode.img
+	rm -f "$_tnode_disk" && truncate -s "${RBLK_PAIR_DISK:-4G}" "$_tnode_disk"
+	_tnode_port=$((20000 + RANDOM % 20000)) _tnode_boot=0
+	_cnode_port=$((_tnode_port + 1))
+	_tnode_start "$name"
+	"$VM_DIR/vm-run" -t 1500 -H rblk-cnode -n "$_cnode_port:$_tnode_port" -o "$VM_SCRATCH" "$@" \
+		${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
+		-- bash "$VM_DIR/guest/suite-$name.guest.sh" > >(tee "$console") 2>&1 &
+	cpid=$!
+	# Serve the client's requests until it is done.
+	while kill -0 "$cpid" 2>/dev/null; do
+		for req in "$VM_SCRATCH"/chan/host/*.req; do
+			[ -e "$req" ] || continue
+			what=${req##*/}; what=${what%%.*}
+			case $what in
+			power-cut) _tnode_kill; echo "cut" >"${req%.req}.done" ;;
+			power-on)  rm -f "$VM_SCRATCH/chan/dead"; _tnode_start "$name"
+				   echo "$_tnode_boot" >"${req%.req}.done" ;;
+			*)         echo "unknown request" >"${req%.req}.done" ;;
+			esac
+			rm -f "$req"
+		done
+		# A target node that died unasked: tnode calls fail at once.
+		kill -0 "$_tnode_pid" 2>/dev/null || [ -e "$VM_SCRATCH/chan/dead" ] ||
+			: >"$VM_SCRATCH/chan/dead"
+		sleep 0.2
+	done
+	wait "$cpid"
+	rc=$?
+	# The agent powers off when asked; give it a moment, then cut it.
+	: >"$VM_SCRATCH/chan/stop"
+	for _ in $(seq 100); do kill -0 "$_tnode_pid" 2>/dev/null || break; sleep 0.1; done
+	_tnode_kill
+	return "$rc"
+}
+
+vm_pair_suite() {	# name [client vm-run options...]
+	_vm_suite_main _vm_run_pair "$@"
 }
