@@ -4,6 +4,7 @@
 #   make                 build daemons, CLI, library, fio engine (if fio source found)
 #   make test            build and run every test tier (tests/run)
 #   make SANITIZE=1 test same, with ASan + UBSan
+#   make fuzz            run each libFuzzer target FUZZ_SECONDS (60) s (docs/fuzzing.md)
 #   make bench           benchmarks; results to docs/benchmarks.md
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -108,8 +109,10 @@ unit-tests: $(UNIT_BINS) $(TOOL_BINS)
 
 # The fio engine has its own rules (it needs the fio source tree).
 -include tools/fio/fio.mk
+# libFuzzer targets (clang): fuzzers, fuzz.
+include tests/fuzz/fuzz.mk
 
-test: all unit-tests $(FIO_ENGINE)
+test: all unit-tests $(FIO_ENGINE) fuzzers
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run
 
 bench: all $(FIO_ENGINE)
@@ -124,4 +127,4 @@ install: all
 clean:
 	rm -rf build build-san
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)
