@@ -27,7 +27,8 @@
  * to the next.  A broken rule aborts (a crash to libFuzzer).
  *
  * Volumes (registered once): vol0 (512 B blocks, 64 MiB), vol4k (4 KiB
- * blocks), ro (read-only), sec (secret), acl (allow_hosts host-a).
+ * blocks), ro (read-only), sec (secret), acl (allow_hosts host-a), bad
+ * (I/O below 64 KiB fails with EIO, below 128 KiB cannot be submitted).
  * tests/fuzz/gen-seeds.py writes sessions for each.
  */
 #include <errno.h>
@@ -57,6 +58,7 @@ _Static_assert(sizeof(struct fz_head) == 8, "head is 8 bytes");
 #define FZ_F_FETCH_FAIL	(1u << 4)	/* message mode: RDMA READ of WRITE data fails */
 #define FZ_F_LAZY	(1u << 5)	/* one reactor turn per chunk, not until idle */
 #define FZ_F_TIMER	(1u << 6)	/* login_timeout armed (never fires) */
+#define FZ_F_CTRL_FAIL	(1u << 7)	/* control PDUs but an OK LOGIN_RSP: -ENOMEM */
 
 /* One RDMA receive buffer (target/rdma_int.h RX_SIZE). */
 #define FZ_RX_SIZE	(sizeof(struct rblk_wire_cmd) + \
@@ -232,7 +234,13 @@ static void fz_send_rsp(struct tgt_req *req)
 
 static int fz_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 {
+	const uint8_t *b = pdu;
+
 	check_ctrl_pdu(fz_of(c), pdu, len);
+	/* An accepted LOGIN still gets through, so error RSPs can fail. */
+	if ((fz_flags & FZ_F_CTRL_FAIL) &&
+	    !(b[0] == RBLK_PDU_LOGIN_RSP && !b[8] && !b[9]))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -300,6 +308,8 @@ static int fz_fetch_data(struct tgt_req *req)
 	if (inl) {
 		CHECK(inl == req->length);
 		memcpy(req->buf, f->cur + f->cur_len - inl, inl);
+	} else if ((fz_flags & FZ_F_FETCH_FAIL) && (req->tag & 1)) {
+		return -ENOBUFS;	/* cannot start: no callback */
 	} else if (fz_flags & FZ_F_FETCH_FAIL) {
 		res = -EREMOTEIO;
 	} else {
@@ -512,10 +522,40 @@ static void fz_unlisten(struct tgt_listener *l)
 static const struct tgt_transport_ops fz_stream_ops = FZ_OPS(TGT_TP_F_INBAND_DATA);
 static const struct tgt_transport_ops fz_msg_ops = FZ_OPS(0);
 
+/* ---- a flaky null backend for volume "bad" ------------------------------- */
+
+#define FZ_BAD_EIO	(64u << 10)	/* I/O starting below: -EIO */
+#define FZ_BAD_NOMEM	(128u << 10)	/* below (and above EIO): submit fails */
+
+static void fz_eio_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_io *io = (struct tgt_io *)ev;
+
+	io->complete(io, -EIO);
+}
+
+static int fz_flaky_submit(struct tgt_io *io, void *ctx)
+{
+	if (io->op == TGT_IO_FLUSH || io->offset >= FZ_BAD_NOMEM)
+		return tgt_backend_null.submit(io, ctx);
+	if (io->offset >= FZ_BAD_EIO)
+		return -ENOMEM;
+	io->ev.done = fz_eio_done;
+	tgt_reactor_defer(io->r, &io->ev, 0);
+	return 0;
+}
+
+static const struct tgt_backend_ops fz_backend_flaky = {
+	.name = "fuzz-flaky",
+	.flags = TGT_BE_F_NO_STORE,
+	.submit = fz_flaky_submit,
+};
+
 /* ---- setup (once per process) -------------------------------------------- */
 
-static void add_null_volume(const char *name, uint64_t size, uint32_t bs,
-			    bool ro, char **hosts, unsigned n_hosts)
+static struct tgt_volume *add_null_volume(const char *name, uint64_t size,
+					  uint32_t bs, bool ro, char **hosts,
+					  unsigned n_hosts)
 {
 	struct tgt_volume_cfg cfg = {
 		.size = size, .read_only = ro, .allow_hosts = hosts,
@@ -532,6 +572,7 @@ static void add_null_volume(const char *name, uint64_t size, uint32_t bs,
 		abort();
 	}
 	v->block_size = bs;	/* null volumes open with 512 */
+	return v;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -560,6 +601,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	add_null_volume("ro", 1u << 20, 512, true, NULL, 0);
 	add_null_volume("sec", 1u << 20, 512, false, NULL, 0);
 	add_null_volume("acl", 1u << 20, 512, false, acl_hosts, 2);
+	/* null, except I/O below 128 KiB fails (same registry slot: no
+	 * reactor context either way). */
+	add_null_volume("bad", 1u << 20, 512, false, NULL, 0)->be = &fz_backend_flaky;
 	CHECK(tgt_export_set_secret("sec", &fz_secret) == 0);
 	if (tgt_reactor_create(&fz_r, &p)) {
 		fprintf(stderr, "fuzz_conn: cannot create a reactor (io_uring)\n");
@@ -649,7 +693,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((fz_flags & FZ_F_DRAIN) && !stopped && pos >= h.stop_at * 64u) {
 			stopped = true;
 			tgt_conns_stop(fz_r, false);
-			fz_run(!(fz_flags & FZ_F_LAZY));
+			/* lazy: capsules may come before anything finished */
+			if (!(fz_flags & FZ_F_LAZY))
+				fz_run(true);
 			continue;
 		}
 		f = fz_live;

@@ -113,7 +113,7 @@ def proto_seeds():
 # ---- fuzz_conn: struct fz_head + stream ----------------------------------
 
 F_MESSAGE, F_SEND_FAIL, F_DRAIN, F_FORCE_END = 1, 2, 4, 8
-F_FETCH_FAIL, F_LAZY, F_TIMER = 16, 32, 64
+F_FETCH_FAIL, F_LAZY, F_TIMER, F_CTRL_FAIL = 16, 32, 64, 128
 
 
 def head(flags=0, stop_at=0, chunks=(0,) * 6):
@@ -162,6 +162,15 @@ def conn_seeds():
     yield "tcp-pool-pressure", head(F_LAZY) + login("vol0", depth=8) + \
         b"".join(cmd(READ, t, 0, 512 << 10) for t in range(4)) + \
         cmd(WRITE, 4, 0, 512, data=b"\x77" * 512)
+    yield "tcp-pool-pressure-run", head() + login("vol0", depth=8) + \
+        b"".join(cmd(READ, t, 0, 512 << 10) for t in range(4)) + \
+        cmd(WRITE, 4, 0, 512, data=b"\x77" * 512)
+    yield "tcp-bad-volume", head() + login("bad") + cmd(READ, 0, 0, 4096) + \
+        cmd(WRITE, 1, 64 << 10, 512, data=b"\x01" * 512) + cmd(READ, 2, 256 << 10, 512) + \
+        cmd(DISCARD, 3, 0, 512) + cmd(FLUSH, 4)
+    yield "tcp-ctrl-fail", head(F_CTRL_FAIL) + login("vol0") + cmd(READ, 99, 0, 512) + cmd(READ, 0, 0, 512)
+    yield "tcp-ctrl-fail-auth", head(F_CTRL_FAIL) + login("sec")
+    yield "tcp-ctrl-fail-discover", head(F_CTRL_FAIL) + discover()
     yield "tcp-garbage-after", head() + login("vol0") + cmd(READ, 0, 0, 512) + \
         hdr(CMD, 63) + b"\0" * 60
     # A refused 1-byte WRITE leaves the next PDU at an odd stream offset.
@@ -171,6 +180,9 @@ def conn_seeds():
     yield "tcp-write-short", head() + login("vol0") + cmd(WRITE, 0, 0, 4096, data=b"\x11" * 4096)[:2000]
     yield "tcp-send-fail", head(F_SEND_FAIL) + tcp
     yield "tcp-drain", head(F_DRAIN, stop_at=5, chunks=(64,) * 6) + tcp + io_mix_tcp()
+    yield "tcp-drain-inflight", head(F_DRAIN | F_LAZY, stop_at=5, chunks=(64,) * 6) + \
+        login("vol0") + b"".join(cmd(READ, t, 512 * t, 512) for t in range(8)) + \
+        cmd(WRITE, 9, 0, 512, data=b"\x02" * 512)
     yield "tcp-force-end", head(F_FORCE_END | F_LAZY) + tcp
     yield "tcp-timer", head(F_TIMER) + login("vol0") + cmd(FLUSH, 0)
     yield "tcp-timer-idle", head(F_TIMER) + hdr(LOGIN, 216)[:6]
@@ -188,6 +200,8 @@ def conn_seeds():
         cmd(READ, 3, 0, 512, sges=((0, 1, 0), (0, 1, 512)))
     yield "msg-too-big", head(F_MESSAGE) + login("vol0") + cmd(WRITE, 0, 0, 8192, data=b"\0" * 8192)
     yield "msg-drain", head(F_MESSAGE | F_DRAIN, stop_at=4) + msg + io_mix_msg()
+    yield "msg-bad-volume", head(F_MESSAGE) + login("bad") + \
+        cmd(WRITE, 0, 0, 4096, sges=((0, 1, 4096),)) + cmd(READ, 1, 64 << 10, 512, sges=((0, 1, 512),))
     yield "msg-discover", head(F_MESSAGE) + discover("host-a")
 
 
