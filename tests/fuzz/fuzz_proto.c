@@ -262,6 +262,14 @@ static void fuzz_discover_rsp(const uint8_t *b, size_t n)
 		return;
 	CHECK(count <= RBLK_DISCOVER_MAX);
 	CHECK(get32(b + 4) == fixed + count * ent);
+	{
+		uint8_t wr[sizeof(struct rblk_wire_discover_rsp)];
+		uint16_t status2 = 0, count2 = 0;
+
+		rblk_encode_discover_rsp(wr, status, count);
+		CHECK(rblk_decode_discover_rsp(wr, sizeof(wr), &status2, &count2) == RBLK_S_OK);
+		CHECK(status2 == status && count2 == count);
+	}
 	for (unsigned i = 0; i < count && fixed + (i + 1) * ent <= n; i++) {
 		memset(&e, 0, sizeof(e));
 		if (rblk_decode_discover_entry(b + fixed + i * ent, &e) != RBLK_S_OK)

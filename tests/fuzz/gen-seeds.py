@@ -154,6 +154,9 @@ def conn_seeds():
     yield "tcp-discover-split", head(chunks=(3, 9, 1, 0, 0, 0)) + discover("fuzz") + login("vol0")
     yield "tcp-cmd-before-login", head() + cmd(READ, 0, 0, 512)
     yield "tcp-second-login", head() + login("vol0") + login("vol0")
+    yield "tcp-discover-after-login", head() + login("vol0") + discover()
+    yield "tcp-login-rsp-to-target", head() + login_rsp()
+    yield "tcp-rsp-after-login", head() + login("vol0") + rsp(0)
     yield "tcp-bad-tags", head(F_LAZY) + login("vol0", depth=4) + cmd(READ, 9, 0, 512) + \
         cmd(READ, 1, 0, 512) + cmd(READ, 1, 512, 512) + cmd(7, 2, 0, 512) + \
         cmd(READ, 3, 0, 512, flags=FUA)
