@@ -94,7 +94,7 @@ echo "fuzz_$name: ${secs}s from $seeds ($(ls "$seeds" | wc -l) seeds) and $work"
 "$bin" "${opts[@]}" -max_total_time="$secs" -print_final_stats=1 \
 	-artifact_prefix="$art/$name-" "${dirs[@]}" >"$log" 2>&1
 rc=$?
-grep -E '^#[0-9]+ +(INITED|DONE)|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log"
+grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log"
 if [ $rc != 0 ]; then
 	tail -n 60 "$log"
 	crashed "$log"
