@@ -27,11 +27,14 @@ fuzz_obj = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1))
 FUZZ_LIBPROTO  := $(BUILD)/fuzz/libproto.a
 FUZZ_LIBTARGET := $(BUILD)/fuzz/libtarget.a
 
-.PHONY: fuzzers fuzz
+.PHONY: fuzzers fuzz fuzz-bins
+# Whether the toolchain works is known only once $(FUZZ_OK) was made.
 fuzzers: $(FUZZ_OK)
 	@if [ -f $(FUZZ_OK) ]; then \
-		$(MAKE) --no-print-directory $(FUZZ_BINS); \
+		$(MAKE) --no-print-directory fuzz-bins; \
 	fi
+fuzz-bins: $(FUZZ_BINS)
+	@:
 
 # Can $(FUZZ_CC) link a libFuzzer program?  Remembered either way (delete
 # the file, or `make clean`, to probe again).
