@@ -5,6 +5,7 @@
 #   make test            build and run every test tier (tests/run); also builds
 #                        the UBSan alignment-check copy in $(BUILD)/ubsan
 #   make SANITIZE=1 test same, with ASan + UBSan
+#   make fuzz            run each libFuzzer target FUZZ_SECONDS (60) s (docs/fuzzing.md)
 #   make bench           benchmarks; results to docs/benchmarks.md
 #   make install PREFIX=/usr/local DESTDIR=   (also SYSCONFDIR, SYSTEMDUNITDIR, TMPFILESDIR, DOCDIR)
 #   make clean
@@ -138,8 +139,10 @@ unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(UBSAN_TARGET)
 
 # The fio engine has its own rules (it needs the fio source tree).
 -include tools/fio/fio.mk
+# libFuzzer targets (clang): fuzzers, fuzz.
+include tests/fuzz/fuzz.mk
 
-test: all unit-tests $(FIO_ENGINE)
+test: all unit-tests $(FIO_ENGINE) fuzzers
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run
 
 bench: all $(FIO_ENGINE)
@@ -168,4 +171,4 @@ install: all $(UNITS)
 clean:
 	rm -rf build build-san
 
--include $(shell find $(BUILD)/obj $(UBSAN)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(UBSAN)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)
