@@ -103,13 +103,6 @@ static const struct rblk_secret fz_secret = {
 
 /* RBLK_FUZZ_LOG=debug: one line per PDU the target sends. */
 static bool fz_trace;
-/*
- * RBLK_FUZZ_UNALIGNED=1: stream mode offers each PDU at the alignment it
- * has in the stream, as the TCP transport does (a PDU that follows one of
- * odd length sits at an odd address in its receive buffer).  Off by default until conn.c/tcp.c stop dereferencing
- * the header through a struct pointer (docs/fuzzing.md, known issues).
- */
-static bool fz_unaligned;
 
 static struct fz_conn *fz_of(struct tgt_conn *c)
 {
@@ -346,8 +339,10 @@ static void fix_mac(struct fz_conn *f, uint8_t *pdu, size_t len)
 static int fz_offer(struct fz_conn *f, const uint8_t *p, uint32_t need,
 		    uint32_t len)
 {
-	/* Same alignment as in the stream (malloc gives 16). */
-	unsigned odd = fz_unaligned && !msg_mode() ? (p - f->rbuf) % 8 : 0;
+	/* Stream mode: the same alignment as in the stream, as the TCP
+	 * transport hands PDUs over (malloc gives 16); a PDU after one of odd
+	 * length sits at an odd address. */
+	unsigned odd = !msg_mode() ? (p - f->rbuf) % 8 : 0;
 	uint8_t *mem = malloc(need + odd), *copy = mem + odd;
 	int ret;
 
@@ -591,8 +586,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (lvl && rblk_log_set_level(lvl))
 		fprintf(stderr, "fuzz_conn: RBLK_FUZZ_LOG=%s: not a level\n", lvl);
 	fz_trace = rblk_log_level >= RBLK_LOG_DEBUG;
-	fz_unaligned = getenv("RBLK_FUZZ_UNALIGNED") &&
-		       !strcmp(getenv("RBLK_FUZZ_UNALIGNED"), "1");
 	tgt_config_init(&fz_srv.cfg);
 	fz_srv.cfg.max_queue_depth = 128;
 	CHECK(tgt_exports_init(1) == 0);
