@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Two-node suite, client node side (host side: tests/vm/suite-pair.sh).
+# The target node (rblk-tnode, $TNODE_IP) runs node-agent; these cases
+# drive it with tnode / link_drop / power_cut / power_on (guest/pair.sh).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pair.sh"
+TGT=$RBLK_BUILD/rblk-target
+ENGINE=$RBLK_BUILD/rblk-fio.so
+FIO=$(cat "$RBLK_BUILD/fio-bin" 2>/dev/null || command -v fio)
+RPORT=4421
+UP_ERR=
+cnode_up || UP_ERR="the link or the target node did not come up"
+
+# Both ends of the link answer, and the target node is another machine.
+case_link() {
+	[ -z "$UP_ERR" ] || fail "$UP_ERR"
+	ping -c 3 -W 2 "$TNODE_IP" >ping.log || { cat ping.log; fail "no ping to $TNODE_IP"; }
+	tail -n 1 ping.log
+	name=$(tnode hostname) || fail "tnode hostname: $name"
+	[ "$name" = rblk-tnode ] || fail "target node calls itself '$name'"
+	[ "$(hostname)" = rblk-cnode ] || fail "client node calls itself '$(hostname)'"
+	tnode "findmnt -n -o SOURCE /srv/node" | grep -qx /dev/vda || fail "target node's disk is not on /srv/node"
+	log "link up: $name at $TNODE_IP, $(hostname) at $CNODE_IP; target disk on /srv/node"
+}
+
+# Soft-RoCE on both ends of the link; rblk-target on the target node with a
+# buffered and a direct volume on its disk; fio verify from the client node
+# through the engine, over RDMA.
+case_rdma_across() {
+	[ -z "$UP_ERR" ] || fail "$UP_ERR"
+	local out
+	out=$(tnode "rxe-up -n eth0 -a $TNODE_IP/24") || fail "rxe-up on the target node: $out"
+	out=$(rxe-up -n eth0 -a "$CNODE_IP/24" 2>&1) || fail "rxe-up on the client node: $out"
+	tnode "cat >/srv/node/target.conf <<EOF
+[target]
+listen_rdma = $TNODE_IP:$RPORT
+reactors = 1
+admin_socket = /run/rblk-node.sock
+volume_dir = /srv/node
+[volume buffered]
+path = /srv/node/buffered.img
+size = 256M
+direct = no
+[volume direct]
+path = /srv/node/direct.img
+size = 256M
+direct = yes
+EOF
+setsid $TGT --config /srv/node/target.conf >/srv/node/target.log 2>&1 </dev/null &
+for i in \$(seq 100); do grep -q 'listening on rdma' /srv/node/target.log && exit 0; sleep 0.1; done
+cat /srv/node/target.log; exit 1" || fail "rblk-target did not listen on the target node"
+	local v
+	for v in buffered direct; do
+		timeout 200 "$FIO" --name="$v" --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
+			--port="$RPORT" --volume="$v" --rw=randwrite --bs=64k --size=32M --iodepth=8 \
+			--verify=crc32c --verify_state_save=0 --output="fio-$v.log" ||
+			{ cat "fio-$v.log"; fail "fio verify over RDMA on '$v' failed"; }
+		grep -q 'err= 0' "fio-$v.log" || { cat "fio-$v.log"; fail "fio on '$v' reported an error"; }
+		log "$v: $(grep -m1 -o 'WRITE: bw=[^ ]*' "fio-$v.log")"
+	done
+	tnode "pkill -TERM -x rblk-target; sleep 1; ! pgrep -x rblk-target" >/dev/null ||
+		fail "rblk-target on the target node did not stop on SIGTERM"
+}
+
+# The link drops for 5 s: the target node is unreachable, then back.
+case_link_drop() {
+	[ -z "$UP_ERR" ] || fail "$UP_ERR"
+	link_drop 5 >/dev/null || fail "link_drop"
+	nap 1
+	if ping -c 1 -W 1 "$TNODE_IP" >/dev/null; then fail "the target node answered a ping with its link down"; fi
+	wait_until 20 ping -c 1 -W 1 "$TNODE_IP" || fail "the target node did not come back 20 s after a 5 s drop"
+	log "unreachable during the drop, reachable after it"
+}
+
+# A power cut keeps what the target node flushed to its disk (cache=none),
+# and the node boots again on it.
+case_power_cut() {
+	[ -z "$UP_ERR" ] || fail "$UP_ERR"
+	local sum
+	sum=$(tnode "head -c 8M /dev/urandom >/srv/node/synced && sync /srv/node/synced && sha256sum </srv/node/synced") ||
+		fail "writing the synced file: $sum"
+	tnode "head -c 8M /dev/urandom >/srv/node/unsynced" >/dev/null || fail "writing the unsynced file"
+	power_cut >/dev/null
+	tnode -t 5 true >/dev/null 2>&1 && fail "the target node still answers after the power cut"
+	power_on
+	[ "$(tnode "sha256sum </srv/node/synced")" = "$sum" ] || fail "the synced file changed across the power cut"
+	log "synced file intact after the power cut ($(tnode "ls -l /srv/node/unsynced 2>&1 | cut -d' ' -f5") bytes of the unsynced one survived)"
+	ping -c 1 -W 2 "$TNODE_IP" >/dev/null || fail "no ping after the target node came back"
+}
+
+run_case -t 120 link case_link
+run_case -t 400 rdma-across case_rdma_across
+run_case -t 60 link-drop case_link_drop
+run_case -t 300 power-cut case_power_cut
+cases_done
