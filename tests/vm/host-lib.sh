@@ -140,7 +140,7 @@ _tnode_start() {	# name
 	_tnode_boot=$((_tnode_boot + 1))
 	rm -f "$VM_SCRATCH/tnode.pid"
 	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-1500}" -c "${RBLK_PAIR_TARGET_CPUS:-2}" -H rblk-tnode \
-		-n "$_tnode_port:$_cnode_port" -d "$_tnode_disk" -o "$VM_SCRATCH" -P "$VM_SCRATCH/tnode.pid" \
+		-n "connect:$_link_port" -d "$_tnode_disk" -o "$VM_SCRATCH" -P "$VM_SCRATCH/tnode.pid" \
 		-e RBLK_NODE_BOOT="$_tnode_boot" -e RBLK_NODE_DISK=1 \
 		-- "$VM_DIR/guest/node-agent" "$VM_SCRATCH/chan" "${RBLK_PAIR_TARGET_IP:-10.88.0.1}/24" \
 		>"$RBLK_BUILD/vm/$1.tnode.console.$_tnode_boot" 2>&1 &
@@ -161,13 +161,19 @@ _vm_run_pair() {	# name console client-vm-run-options...
 	mkdir -p "$VM_SCRATCH/chan/host"
 	_tnode_disk=$RBLK_BUILD/vm/$name.tnode.img
 	rm -f "$_tnode_disk" && truncate -s "${RBLK_PAIR_DISK:-4G}" "$_tnode_disk"
-	_tnode_port=$((20000 + RANDOM % 20000)) _tnode_boot=0
-	_cnode_port=$((_tnode_port + 1))
-	_tnode_start "$name"
-	"$VM_DIR/vm-run" -t 1500 -H rblk-cnode -n "$_cnode_port:$_tnode_port" -o "$VM_SCRATCH" "$@" \
+	_link_port=$((20000 + RANDOM % 20000)) _tnode_boot=0
+	# The client node listens on the link, the target node connects: a
+	# target node booted again after a power cut connects anew.
+	"$VM_DIR/vm-run" -t 1500 -H rblk-cnode -n "listen:$_link_port" -o "$VM_SCRATCH" "$@" \
 		${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
 		-- bash "$VM_DIR/guest/suite-$name.guest.sh" > >(tee "$console") 2>&1 &
 	cpid=$!
+	for _ in $(seq 300); do
+		[ -n "$(ss -Hltn "sport = :$_link_port")" ] && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	_tnode_start "$name"
 	# Serve the client's requests until it is done.
 	while kill -0 "$cpid" 2>/dev/null; do
 		for req in "$VM_SCRATCH"/chan/host/*.req; do

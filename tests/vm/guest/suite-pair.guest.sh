@@ -53,7 +53,7 @@ cat /srv/node/target.log; exit 1" || fail "rblk-target did not listen on the tar
 	local v
 	for v in buffered direct; do
 		timeout 200 "$FIO" --name="$v" --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
-			--port="$RPORT" --volume="$v" --rw=randwrite --bs=64k --size=32M --iodepth=8 \
+			--port="$RPORT" --volume="$v" --rw=randwrite --bs=64k --size=8M --iodepth=8 \
 			--verify=crc32c --verify_state_save=0 --output="fio-$v.log" ||
 			{ cat "fio-$v.log"; fail "fio verify over RDMA on '$v' failed"; }
 		grep -q 'err= 0' "fio-$v.log" || { cat "fio-$v.log"; fail "fio on '$v' reported an error"; }
