@@ -19,32 +19,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "reactor_fixture.h"
+
 #include "backend.h"
 #include "bufpool.h"
 #include "reactor.h"
 #include "volume.h"
 
 #define VOL_SIZE	(4u << 20)
-
-struct fixture {
-	char dir[256];
-	char path[300];
-	struct tgt_reactor *r;
-};
-
-struct waiter {
-	struct tgt_io io;
-	int done;
-	int res;
-};
-
-static void io_done(struct tgt_io *io, int res)
-{
-	struct waiter *w = (struct waiter *)io;
-
-	w->done++;
-	w->res = res;
-}
 
 /* Runs one command to completion; returns its result (0 or -errno). */
 static int run_io(struct fixture *f, struct tgt_volume *v, int op,
@@ -62,7 +44,7 @@ static int run_io(struct fixture *f, struct tgt_volume *v, int op,
 	w.io.length = len;
 	w.io.buf = buf;
 	w.io.buf_index = buf ? tgt_reactor_buf_index(f->r) : -1;
-	w.io.complete = io_done;
+	w.io.complete = waiter_done;
 	ret = tgt_backend_submit(&w.io);
 	if (ret)
 		return ret;
@@ -79,33 +61,13 @@ static bool open_buffered;
 
 static int setup(void **state)
 {
-	struct tgt_reactor_params p = { .id = 0, .buffer_bytes = 8u << 20 };
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	const char *b = getenv("RBLK_BUILD");
-
-	/* Under the build tree, not /tmp: tmpfs may lack O_DIRECT. */
-	snprintf(f->dir, sizeof(f->dir), "%s/tmp-backend-XXXXXX", b ? b : "build");
-	mkdir(b ? b : "build", 0755);
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/vol.img", f->dir);
-	if (tgt_reactor_create(&f->r, &p))
-		return -1;
-	*state = f;
-	return 0;
+	return reactor_fixture_setup(state, "backend");
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
 	open_buffered = false;
-	tgt_reactor_destroy(f->r);
-	unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return 0;
+	return reactor_fixture_teardown(state);
 }
 
 static struct tgt_volume *open_vol(struct fixture *f, const char *backend,

@@ -34,6 +34,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "reactor_fixture.h"
+
 #include "acl.h"
 #include "backend.h"
 #include "bufpool.h"
@@ -182,54 +184,20 @@ int io_getevents(io_context_t ctx, long min_nr, long nr,
 
 /* ---- fixture ------------------------------------------------------------ */
 
-struct fixture {
-	char dir[256];
-	char path[300];
-	struct tgt_reactor *r;
-};
-
-struct waiter {
-	struct tgt_io io;
-	int done;
-	int res;
-};
-
 static void io_done(struct tgt_io *io, int res)
 {
-	struct waiter *w = (struct waiter *)io;
-
 	record(REC_COMPLETE, io->op, 0, -1, (uint64_t)(uintptr_t)io, res);
-	w->done++;
-	w->res = res;
+	waiter_done(io, res);
 }
 
 static int setup(void **state)
 {
-	struct tgt_reactor_params p = { .id = 0, .buffer_bytes = 8u << 20 };
-	struct fixture *f = calloc(1, sizeof(*f));
-	const char *b = getenv("RBLK_BUILD");
-
-	/* Under the build tree, not /tmp: tmpfs may lack O_DIRECT. */
-	snprintf(f->dir, sizeof(f->dir), "%s/tmp-durability-XXXXXX", b ? b : "build");
-	mkdir(b ? b : "build", 0755);
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/vol.img", f->dir);
-	if (tgt_reactor_create(&f->r, &p))
-		return -1;
-	*state = f;
-	return 0;
+	return reactor_fixture_setup(state, "durability");
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	tgt_reactor_destroy(f->r);
-	unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return 0;
+	return reactor_fixture_teardown(state);
 }
 
 static struct tgt_volume *open_vol(struct fixture *f, const char *backend)
