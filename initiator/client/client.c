@@ -122,6 +122,7 @@ static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
 	p = (struct rblk_client_conn_params) {
 		.host = opts->host,
 		.port = opts->port && *opts->port ? opts->port : ops->default_port,
+		.source_addr = opts->source_addr,
 		.queue_id = (uint16_t)opts->queue_id,
 		.queue_depth = (uint16_t)depth,
 		.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS,

@@ -24,6 +24,8 @@ struct rblk_client_opts {
 	const char *hostname;		/* NULL: this machine's hostname */
 	const char *transport;		/* "tcp" (default) or "rdma" */
 	const char *secret_file;	/* NULL: no authentication */
+	const char *source_addr;	/* numeric local address to connect from
+					 * (TCP only); NULL: the kernel's choice */
 	unsigned    queue_id;
 	unsigned    queue_depth;	/* wanted; 0 = 128 */
 	int         timeout_ms;		/* connect + login; 0 = 10000 */

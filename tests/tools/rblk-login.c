@@ -11,6 +11,8 @@
  *                     the hold ends early when the connection goes away
  *                     or on SIGUSR1
  *     --offset OFF    byte offset of the I/O (default 0)
+ *     --bind ADDR     connect from this local address (e.g. 127.0.0.2), so
+ *                     a test can pick the peer address the target sees
  *
  * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
  * or "ERR errno=E <reason>".  Exit 0 when the login (and I/O) worked, 1
@@ -57,6 +59,7 @@ int main(int argc, char **argv)
 		{ "io", required_argument, NULL, 'i' },
 		{ "hold", required_argument, NULL, 'w' },
 		{ "offset", required_argument, NULL, 'o' },
+		{ "bind", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4 };
@@ -80,6 +83,7 @@ int main(int argc, char **argv)
 		case 'i': nio = strtoul(optarg, NULL, 0); break;
 		case 'w': hold = strtoul(optarg, NULL, 0); break;
 		case 'o': off = strtoull(optarg, NULL, 0); break;
+		case 'b': o.source_addr = optarg; break;
 		default: return 2;
 		}
 	}
