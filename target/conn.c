@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,7 @@ static void login_timer_cancel(struct tgt_conn *c)
 
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
-		   const char *peer)
+		   const char *peer, const struct sockaddr *peer_sa)
 {
 	struct tgt_conn **list = tgt_reactor_conn_list(r);
 
@@ -114,6 +115,11 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	c->state = TGT_CONN_NEW;
 	c->refs = 1;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	c->peer_sa.ss_family = AF_UNSPEC;
+	if (peer_sa && peer_sa->sa_family == AF_INET)
+		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in));
+	else if (peer_sa && peer_sa->sa_family == AF_INET6)
+		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in6));
 	c->next = *list;
 	*list = c;
 	atomic_fetch_add(&srv->conns_open, 1);
@@ -482,7 +488,8 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		snprintf(c->host, sizeof(c->host), "%s", l.host);
 		/* Volume lookup, allow_hosts, secret challenge; takes a
 		 * reference on the export for the session. */
-		st = tgt_acl_login(&c->auth, &l, c->peer, c->r,
+		st = tgt_acl_login(&c->auth, &l, c->peer,
+				   (const struct sockaddr *)&c->peer_sa, c->r,
 				   tgt_reactor_id(c->r), &c->sess, rsp.nonce);
 		if (st == RBLK_S_OK)
 			vol = c->sess->exp->vol;
@@ -563,7 +570,8 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	}
 	st = rblk_decode_discover(buf, len, host);
 	if (st == RBLK_S_OK)
-		n = tgt_acl_discover(host, c->peer, ents, RBLK_DISCOVER_MAX);
+		n = tgt_acl_discover(host, (const struct sockaddr *)&c->peer_sa,
+				     ents, RBLK_DISCOVER_MAX);
 	off = rblk_encode_discover_rsp(pdu, st, n);
 	for (unsigned i = 0; i < n; i++)
 		off += rblk_encode_discover_entry(pdu + off, &ents[i]);

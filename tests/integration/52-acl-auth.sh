@@ -29,6 +29,7 @@ allow_hosts = hostA, 10.99.99.99
 path = $T/sec.img
 size = 16M
 secret_file = $T/good.key
+allow_any_host = yes
 CONF
 start_target "$CONF"
 
@@ -50,7 +51,7 @@ log "allow_hosts from the config"
 ok anyhost vol0 --io 2
 ok hostA acl --io 2
 refused "access denied" hostB acl
-grep -q "login refused: volume 'acl' host 'hostB' peer 127.0.0.1:[0-9]*: access denied (host not in allow_hosts)" "$T/target.log" ||
+grep -q "login refused: volume 'acl' host 'hostB' peer 127.0.0.1:[0-9]*: access denied (neither host name nor peer address in allow_hosts)" "$T/target.log" ||
 	fail "target did not log the refusal with volume, host, peer and reason"
 
 log "rblkctl allow / deny"

@@ -138,13 +138,15 @@ static void print_volume(json_object *v)
 	printf("  auth:       %s%s%s\n", ctl_jbool(v, "auth") ? "secret " : "none",
 	       ctl_jbool(v, "auth") ? ctl_jstr(v, "secret_file", "") : "", "");
 	printf("  allow:      ");
-	if (json_object_object_get_ex(v, "allow_hosts", &h) && json_object_array_length(h)) {
+	if (ctl_jbool(v, "allow_any_host")) {
+		printf("any host\n");
+	} else if (json_object_object_get_ex(v, "allow_hosts", &h) && json_object_array_length(h)) {
 		for (size_t i = 0; i < json_object_array_length(h); i++)
 			printf("%s%s", i ? ", " : "",
 			       json_object_get_string(json_object_array_get_idx(h, i)));
 		printf("\n");
 	} else {
-		printf("any host\n");
+		printf("no host\n");
 	}
 	printf("  sessions:   %" PRId64 "\n", ctl_jint(v, "sessions"));
 }
@@ -159,11 +161,12 @@ static int cmd_create(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "ro", no_argument, NULL, 'r' },
+		{ "allow-any-host", no_argument, NULL, 'A' },
 		COMMON_OPTS, { NULL, 0, NULL, 0 },
 	};
 	const char *size = NULL, *path = NULL, *dev = NULL, *backend = NULL;
 	json_object *req, *rsp;
-	bool ro = false;
+	bool ro = false, any = false;
 	uint64_t bytes = 0;
 	char *ap = NULL;
 	int c, ret;
@@ -176,6 +179,7 @@ static int cmd_create(int argc, char **argv)
 		case 'd': dev = optarg; break;
 		case 'b': backend = optarg; break;
 		case 'r': ro = true; break;
+		case 'A': any = true; break;
 		default:
 			if ((ret = common_opt(c)) >= 0)
 				return ret;
@@ -211,6 +215,8 @@ static int cmd_create(int argc, char **argv)
 		json_object_object_add(req, "backend", json_object_new_string(backend));
 	if (ro)
 		json_object_object_add(req, "read_only", json_object_new_boolean(1));
+	if (any)
+		json_object_object_add(req, "allow_any_host", json_object_new_boolean(1));
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
@@ -223,6 +229,8 @@ static int cmd_create(int argc, char **argv)
 		       rblk_format_size((uint64_t)ctl_jint(v, "size"), sz, sizeof(sz)),
 		       ctl_jstr(v, "type", "?"), ctl_jstr(v, "path", "-"),
 		       ctl_jstr(v, "backend", "?"));
+		if (ctl_jstr(rsp, "warning", NULL))
+			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
 	}
 	json_object_put(rsp);
 	return 0;
@@ -394,24 +402,52 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * allow|deny NAME HOST, or allow|deny NAME --any.  HOST (name, address or
+ * CIDR range) is checked by the target only: the address rules live there.
+ */
 static int allow_deny(int argc, char **argv, const char *cmd)
 {
-	const char *args[2];
+	static const struct option lo[] = {
+		{ "any", no_argument, NULL, 'a' },
+		COMMON_OPTS, { NULL, 0, NULL, 0 },
+	};
+	bool allow = !strcmp(cmd, "volume.allow"), any = false;
 	json_object *req, *rsp;
-	int ret;
+	const char *name, *host = NULL;
+	int c, ret;
 
-	if ((ret = name_only(argc, argv, 2, args)) >= 0)
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'a')
+			any = true;
+		else if ((ret = common_opt(c)) >= 0)
+			return ret;
+	}
+	if (argc - optind != (any ? 1 : 2))
+		return usage_err("%s", any ? "give NAME only with --any" : "give NAME and HOST (or NAME --any)");
+	name = argv[optind];
+	if ((ret = check_name("volume", name)))
 		return ret;
-	req = request(cmd, args[0]);
-	json_object_object_add(req, "host", json_object_new_string(args[1]));
+	req = request(cmd, name);
+	if (any) {
+		json_object_object_add(req, "any", json_object_new_boolean(1));
+	} else {
+		host = argv[optind + 1];
+		json_object_object_add(req, "host", json_object_new_string(host));
+	}
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
 		if (!ctl_jbool(rsp, "changed"))
-			printf("host %s was already allowed on volume %s\n", args[1], args[0]);
+			printf("volume %s: %s was already allowed\n", name,
+			       any ? "any host" : host);
+		else if (any)
+			printf("volume %s: %s\n", name, allow ? "open to any host" :
+			       "no longer open to any host");
 		else
-			printf("volume %s: host %s %s\n", args[0], args[1],
-			       strcmp(cmd, "volume.allow") ? "removed from the allow list" : "allowed");
+			printf("volume %s: host %s %s\n", name, host,
+			       allow ? "allowed" : "removed from the allow list");
 		if (ctl_jstr(rsp, "warning", NULL))
 			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
 	}
@@ -481,9 +517,11 @@ static int cmd_secret(int argc, char **argv)
 
 static const struct vol_cmd vol_cmds[] = {
 	{ .name = "create", .fn = cmd_create,
-	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro]",
+	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro] [--allow-any-host]",
 	  .help = "Creates a volume.  Without --path/--device a sparse file NAME.img is made in\n"
-		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units)." },
+		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units).\n"
+		  "A new volume admits no host until you allow some (volume allow), or\n"
+		  "--allow-any-host opens it to every host." },
 	{ .name = "delete", .fn = cmd_delete, .usage = "delete NAME [--force]",
 	  .help = "Deletes a volume; refused while sessions are attached unless --force, which\n"
 		  "disconnects them.  A file the target created in volume_dir is removed;\n"
@@ -494,11 +532,14 @@ static const struct vol_cmd vol_cmds[] = {
 	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
 	{ .name = "show", .fn = cmd_show, .usage = "show NAME",
 	  .help = "Shows a volume: size, backing, backend, ACL, sessions, counters." },
-	{ .name = "allow", .fn = cmd_allow, .usage = "allow NAME HOST",
-	  .help = "Adds HOST (a LOGIN host name or an IP address) to the allow list.\n"
-		  "An empty allow list lets any host in." },
-	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST",
-	  .help = "Removes HOST from the allow list (new logins; attached sessions stay)." },
+	{ .name = "allow", .fn = cmd_allow, .usage = "allow NAME HOST | allow NAME --any",
+	  .help = "Adds HOST to the allow list: an IP address or CIDR range (10.0.0.0/24,\n"
+		  "fd00::/64) matches the connection's real address; a name matches the host\n"
+		  "name the client claims, which anyone can claim.  --any opens the volume to\n"
+		  "every host (allow_any_host; only while the list is empty)." },
+	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST | deny NAME --any",
+	  .help = "Removes HOST from the allow list, or --any closes an open volume (new\n"
+		  "logins; attached sessions stay).  An empty list admits no host." },
 	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --clear",
 	  .help = "Sets the volume's shared secret (file F, mode 0600, 16..1024 bytes, read by\n"
 		  "the target) or clears it.  Initiators then need the same secret file." },

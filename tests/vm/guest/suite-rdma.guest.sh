@@ -36,6 +36,7 @@ ${5:-}
 path = $3
 size = ${4:-64M}
 backend = $2
+allow_any_host = yes
 CONF
 }
 
