@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,51 +20,60 @@ int rblk_auth_nonce(uint8_t nonce[RBLK_NONCE_LEN])
 	return RAND_bytes(nonce, RBLK_NONCE_LEN) == 1 ? 0 : -EIO;
 }
 
-/* The exact message: nonce || volume field || host field (wire bytes). */
-static int build_msg(uint8_t *msg, const uint8_t nonce[RBLK_NONCE_LEN],
-		     const char *volume, const char *host)
-{
-	size_t vl = strnlen(volume, RBLK_NAME_MAX);
-	size_t hl = strnlen(host, RBLK_NAME_MAX);
+#define LABEL_LEN	8
+#define MSG_LEN		(LABEL_LEN + 2 * RBLK_NONCE_LEN + 2 * RBLK_NAME_MAX)
 
-	if (vl >= RBLK_NAME_MAX || hl >= RBLK_NAME_MAX)
-		return -EINVAL;
-	memset(msg, 0, RBLK_NONCE_LEN + 2 * RBLK_NAME_MAX);
-	memcpy(msg, nonce, RBLK_NONCE_LEN);
-	memcpy(msg + RBLK_NONCE_LEN, volume, vl);
-	memcpy(msg + RBLK_NONCE_LEN + RBLK_NAME_MAX, host, hl);
-	return 0;
+/* label || first nonce || second nonce || volume field || host field.
+ * The fields go in raw: padding bytes are part of what is proven. */
+static void build_msg(uint8_t *msg, enum rblk_auth_role role,
+		      const uint8_t tgt_nonce[RBLK_NONCE_LEN],
+		      const uint8_t ini_nonce[RBLK_NONCE_LEN],
+		      const char volume[RBLK_NAME_MAX],
+		      const char host[RBLK_NAME_MAX])
+{
+	const bool ini = role == RBLK_AUTH_INITIATOR;
+	uint8_t *p = msg;
+
+	memcpy(p, ini ? "RBLK-INI" : "RBLK-TGT", LABEL_LEN);
+	p += LABEL_LEN;
+	memcpy(p, ini ? tgt_nonce : ini_nonce, RBLK_NONCE_LEN);
+	p += RBLK_NONCE_LEN;
+	memcpy(p, ini ? ini_nonce : tgt_nonce, RBLK_NONCE_LEN);
+	p += RBLK_NONCE_LEN;
+	memcpy(p, volume, RBLK_NAME_MAX);
+	p += RBLK_NAME_MAX;
+	memcpy(p, host, RBLK_NAME_MAX);
 }
 
-int rblk_auth_mac(const struct rblk_secret *s,
-		  const uint8_t nonce[RBLK_NONCE_LEN],
-		  const char *volume, const char *host,
+int rblk_auth_mac(const struct rblk_secret *s, enum rblk_auth_role role,
+		  const uint8_t tgt_nonce[RBLK_NONCE_LEN],
+		  const uint8_t ini_nonce[RBLK_NONCE_LEN],
+		  const char volume[RBLK_NAME_MAX], const char host[RBLK_NAME_MAX],
 		  uint8_t mac[RBLK_MAC_LEN])
 {
-	uint8_t msg[RBLK_NONCE_LEN + 2 * RBLK_NAME_MAX];
+	uint8_t msg[MSG_LEN];
 	unsigned int len = RBLK_MAC_LEN;
-	int ret;
 
-	if (!s->len || s->len > RBLK_SECRET_MAX)
+	if (s->len < RBLK_SECRET_MIN || s->len > RBLK_SECRET_MAX)
 		return -EINVAL;
-	ret = build_msg(msg, nonce, volume, host);
-	if (ret)
-		return ret;
+	build_msg(msg, role, tgt_nonce, ini_nonce, volume, host);
 	if (!HMAC(EVP_sha256(), s->key, (int)s->len, msg, sizeof(msg), mac, &len) ||
 	    len != RBLK_MAC_LEN)
 		return -EIO;
 	return 0;
 }
 
-int rblk_auth_verify(const struct rblk_secret *s,
-		     const uint8_t nonce[RBLK_NONCE_LEN],
-		     const char *volume, const char *host,
+int rblk_auth_verify(const struct rblk_secret *s, enum rblk_auth_role role,
+		     const uint8_t tgt_nonce[RBLK_NONCE_LEN],
+		     const uint8_t ini_nonce[RBLK_NONCE_LEN],
+		     const char volume[RBLK_NAME_MAX],
+		     const char host[RBLK_NAME_MAX],
 		     const uint8_t got[RBLK_MAC_LEN])
 {
 	uint8_t want[RBLK_MAC_LEN];
 	int ret;
 
-	if (rblk_auth_mac(s, nonce, volume, host, want))
+	if (rblk_auth_mac(s, role, tgt_nonce, ini_nonce, volume, host, want))
 		return -EACCES;
 	/* Constant time: a byte-wise early exit would leak how much matched. */
 	ret = CRYPTO_memcmp(want, got, RBLK_MAC_LEN) ? -EACCES : 0;

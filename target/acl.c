@@ -267,17 +267,82 @@ static int refuse(struct tgt_export *e, const struct rblk_login *l,
 	return status;
 }
 
+/* The answer to a challenge repeats the challenged LOGIN but for the
+ * proof; the name fields are compared raw, as the MAC covers them. */
+static bool same_login(const struct rblk_login *a, const struct rblk_login *b)
+{
+	return a->queue_id == b->queue_id && a->queue_depth == b->queue_depth &&
+	       a->flags == b->flags &&
+	       !memcmp(a->volume, b->volume, sizeof(a->volume)) &&
+	       !memcmp(a->host, b->host, sizeof(a->host));
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	uint8_t acc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		acc |= p[i];
+	return !acc;
+}
+
+/*
+ * The challenge/response of a volume with a secret (proto/auth.h): first
+ * LOGIN -> AUTH_REQUIRED with a nonce; the answer must carry the
+ * initiator's nonce and MAC_I; then auth_out gets MAC_T.
+ */
+static int check_secret(struct tgt_auth_state *st, struct tgt_export *e,
+			const struct rblk_login *l, const char *peer,
+			uint8_t auth_out[RBLK_NONCE_LEN])
+{
+	if (!st->challenged) {
+		/* Fresh nonce per connection: a recorded answer to another
+		 * connection's challenge is worthless. */
+		if (rblk_auth_nonce(st->nonce))
+			return refuse(e, l, peer, RBLK_S_NO_RESOURCES,
+				      "no random bytes for a nonce");
+		st->challenged = true;
+		st->first = *l;
+		memcpy(auth_out, st->nonce, RBLK_NONCE_LEN);
+		return RBLK_S_AUTH_REQUIRED;
+	}
+	if (!l->has_mac)
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED, "challenge not answered");
+	if (all_zero(l->ini_nonce, RBLK_NONCE_LEN))
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+			      "no initiator nonce (mutual authentication is required)");
+	if (rblk_auth_verify(e->secret, RBLK_AUTH_INITIATOR, st->nonce,
+			     l->ini_nonce, l->volume, l->host, l->auth_mac))
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+			      "wrong auth MAC (secret mismatch)");
+	if (rblk_auth_mac(e->secret, RBLK_AUTH_TARGET, st->nonce, l->ini_nonce,
+			  l->volume, l->host, auth_out))
+		return refuse(e, l, peer, RBLK_S_NO_RESOURCES,
+			      "cannot compute the target's proof");
+	st->proven = true;
+	return RBLK_S_OK;
+}
+
 int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 		  const char *peer, const struct sockaddr *peer_sa,
 		  struct tgt_reactor *r, unsigned reactor_id,
-		  struct tgt_session **sp, uint8_t nonce_out[RBLK_NONCE_LEN])
+		  struct tgt_session **sp, uint8_t auth_out[RBLK_NONCE_LEN])
 {
 	struct tgt_export *e;
 	struct tgt_session *s;
 	int ret;
 
 	*sp = NULL;
+	memset(auth_out, 0, RBLK_NONCE_LEN);
 	pthread_mutex_lock(&reg_lock);
+	/* Before the lookup: naming an open volume in the answer must not
+	 * skip the proof the challenge asked for. */
+	if (st->challenged && !same_login(&st->first, l)) {
+		ret = refuse(tgt_export_find_locked(st->first.volume), l, peer,
+			     RBLK_S_AUTH_FAILED,
+			     "second LOGIN differs from the challenged one (volume, host, queue or flags)");
+		goto out_unlock;
+	}
 	e = tgt_export_find_locked(l->volume);
 	if (!e) {
 		ret = refuse(NULL, l, peer, RBLK_S_NO_SUCH_VOLUME, "no such volume");
@@ -291,34 +356,9 @@ int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 		goto out_unlock;
 	}
 	if (e->secret) {
-		if (!st->challenged) {
-			/* Fresh nonce per connection: a recorded answer to
-			 * another connection's challenge is worthless. */
-			if (rblk_auth_nonce(st->nonce)) {
-				ret = refuse(e, l, peer, RBLK_S_NO_RESOURCES,
-					     "no random bytes for a nonce");
-				goto out_unlock;
-			}
-			st->challenged = true;
-			memcpy(st->volume, l->volume, sizeof(st->volume));
-			memcpy(st->host, l->host, sizeof(st->host));
-			memcpy(nonce_out, st->nonce, RBLK_NONCE_LEN);
-			ret = RBLK_S_AUTH_REQUIRED;
+		ret = check_secret(st, e, l, peer, auth_out);
+		if (ret != RBLK_S_OK)
 			goto out_unlock;
-		}
-		if (strcmp(st->volume, l->volume) || strcmp(st->host, l->host)) {
-			ret = refuse(e, l, peer, RBLK_S_AUTH_FAILED,
-				     "second LOGIN names another volume or host than the challenged one");
-			goto out_unlock;
-		}
-		if (!l->has_mac ||
-		    rblk_auth_verify(e->secret, st->nonce, l->volume, l->host,
-				     l->auth_mac)) {
-			ret = refuse(e, l, peer, RBLK_S_AUTH_FAILED,
-				     l->has_mac ? "wrong auth MAC (secret mismatch)"
-						: "challenge not answered");
-			goto out_unlock;
-		}
 	}
 	s = aligned_alloc(64, sizeof(*s));
 	if (!s) {
@@ -344,6 +384,9 @@ int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 	*sp = s;
 	ret = RBLK_S_OK;
 out_unlock:
+	/* A refusal carries no nonce and no proof. */
+	if (ret != RBLK_S_OK && ret != RBLK_S_AUTH_REQUIRED)
+		memset(auth_out, 0, RBLK_NONCE_LEN);
 	pthread_mutex_unlock(&reg_lock);
 	return ret;
 }

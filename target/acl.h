@@ -84,12 +84,18 @@ struct tgt_session {
 	struct tgt_session *next;	/* export's list (registry lock) */
 };
 
-/* Per-connection login state: lives in the connection, zeroed at accept. */
+/*
+ * Per-connection login state: lives in the connection, zeroed at accept.
+ * After a challenge it holds the first LOGIN as decoded (raw name fields
+ * included): the answering LOGIN must repeat it in everything but the
+ * proof, so a challenge for one volume can never admit the connection to
+ * another one.
+ */
 struct tgt_auth_state {
 	bool    challenged;
+	bool    proven;			/* the answer verified: secret known */
 	uint8_t nonce[RBLK_NONCE_LEN];
-	char    volume[RBLK_NAME_MAX];
-	char    host[RBLK_NAME_MAX];
+	struct rblk_login first;	/* the challenged LOGIN */
 };
 
 /* ---- registry (main thread) -------------------------------------------- */
@@ -119,17 +125,19 @@ int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
 /*
  * Decides a LOGIN.  Returns RBLK_S_OK with *sp set (the caller owns it;
  * geometry from (*sp)->exp->vol and (*sp)->size), RBLK_S_AUTH_REQUIRED
- * with nonce_out filled (send it in LOGIN_RSP and wait for the second
- * LOGIN on the same connection), or the refusal status (ACCESS_DENIED,
- * AUTH_FAILED, NO_SUCH_VOLUME, NO_RESOURCES), already logged with volume,
- * host, peer and reason.  peer is "addr:port" text for logs; peer_sa the
+ * with auth_out set to the challenge nonce (send it in LOGIN_RSP and wait
+ * for the second LOGIN on the same connection), or the refusal status
+ * (ACCESS_DENIED, AUTH_FAILED, NO_SUCH_VOLUME, NO_RESOURCES), already
+ * logged with volume, host, peer and reason.  On RBLK_S_OK after a
+ * challenge, auth_out is the target's proof (MAC_T, proto/auth.h) for the
+ * LOGIN_RSP; else it is zeroed.  peer is "addr:port" text for logs; peer_sa the
  * connection's real peer address, which address entries of allow_hosts
  * are matched against (NULL: no address entry matches).
  */
 int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 		  const char *peer, const struct sockaddr *peer_sa,
 		  struct tgt_reactor *r, unsigned reactor_id,
-		  struct tgt_session **sp, uint8_t nonce_out[RBLK_NONCE_LEN]);
+		  struct tgt_session **sp, uint8_t auth_out[RBLK_NONCE_LEN]);
 
 /*
  * Fills entries[0..max-1] with the exports host (connecting from peer_sa)

@@ -490,7 +490,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		 * reference on the export for the session. */
 		st = tgt_acl_login(&c->auth, &l, c->peer,
 				   (const struct sockaddr *)&c->peer_sa, c->r,
-				   tgt_reactor_id(c->r), &c->sess, rsp.nonce);
+				   tgt_reactor_id(c->r), &c->sess, rsp.auth);
 		if (st == RBLK_S_OK)
 			vol = c->sess->exp->vol;
 	}
@@ -503,6 +503,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		c->reqs = calloc(depth, sizeof(*c->reqs));
 		if (!c->reqs) {
 			st = RBLK_S_NO_RESOURCES;
+			memset(rsp.auth, 0, sizeof(rsp.auth));
 			tgt_session_close(c->sess);
 			c->sess = NULL;
 		}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,6 +180,25 @@ static const struct sockaddr *peer(const char *ip)
 	return (const struct sockaddr *)ss;
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* What a client does with a challenge: its own nonce, then MAC_I. */
+static void answer(struct rblk_login *l, const struct rblk_secret *key,
+		   const uint8_t tgt_nonce[RBLK_NONCE_LEN])
+{
+	assert_int_equal(rblk_auth_nonce(l->ini_nonce), 0);
+	assert_int_equal(rblk_auth_mac(key, RBLK_AUTH_INITIATOR, tgt_nonce,
+				       l->ini_nonce, l->volume, l->host,
+				       l->auth_mac), 0);
+	l->has_mac = 1;
+}
+
 static void test_login_decisions(void **state)
 {
 	struct tgt_auth_state st;
@@ -205,16 +225,19 @@ static void test_login_decisions(void **state)
 	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", peer("1.2.3.4"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
 	assert_true(st.challenged);
 	memset(l.auth_mac, 0x5a, sizeof(l.auth_mac));
+	memset(l.ini_nonce, 0x33, sizeof(l.ini_nonce));
 	l.has_mac = 1;
 	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", peer("1.2.3.4"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+	assert_true(all_zero(nonce, sizeof(nonce)));	/* no proof on a refusal */
 
 	/* A MAC for another connection's nonce is refused (fresh nonces). */
 	memset(&st, 0, sizeof(st));
 	l = mklogin("a", "h1");
 	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", peer("1.2.3.4"), NULL, 0, &s, nonce2), RBLK_S_AUTH_REQUIRED);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", peer("1.2.3.4"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
 	assert_memory_not_equal(nonce, nonce2, RBLK_NONCE_LEN);
-	assert_int_equal(rblk_auth_mac(&key, nonce, "a", "h1", l.auth_mac), 0);
-	l.has_mac = 1;
+	answer(&l, &key, nonce2);
 	assert_int_equal(tgt_acl_login(&st, &l, "1.2.3.4:5", peer("1.2.3.4"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
 
 	/* Second LOGIN naming another host than challenged: refused. */
@@ -222,17 +245,50 @@ static void test_login_decisions(void **state)
 	l = mklogin("a", "h1");
 	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
 	l = mklogin("a", "other");
-	assert_int_equal(rblk_auth_mac(&key, nonce, "a", "other", l.auth_mac), 0);
-	l.has_mac = 1;
+	answer(&l, &key, nonce);
 	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
 
-	/* Right MAC; host admitted by its peer address. */
+	/* Second LOGIN naming an open volume after a challenge: refused, not
+	 * let in without the proof (the reported 5c hole). */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	l = mklogin("b", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+	assert_null(s);
+	answer(&l, &key, nonce);	/* even with a valid MAC over those fields */
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
+	/* ... or another depth, queue or flags: everything but the proof. */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	l.queue_depth = 9;
+	answer(&l, &key, nonce);
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
+	/* A right MAC without an initiator nonce: the target cannot be
+	 * checked, so the target does not take it either. */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	answer(&l, &key, nonce);
+	memset(l.ini_nonce, 0, sizeof(l.ini_nonce));
+	assert_int_equal(rblk_auth_mac(&key, RBLK_AUTH_INITIATOR, nonce, l.ini_nonce,
+				       l.volume, l.host, l.auth_mac), 0);
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
+	/* Right MAC; host admitted by its peer address; the OK carries the
+	 * target's proof over both nonces. */
 	memset(&st, 0, sizeof(st));
 	l = mklogin("a", "anyname");
 	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 1, &s, nonce), RBLK_S_AUTH_REQUIRED);
-	assert_int_equal(rblk_auth_mac(&key, nonce, "a", "anyname", l.auth_mac), 0);
-	l.has_mac = 1;
+	answer(&l, &key, nonce);
+	memcpy(nonce2, nonce, sizeof(nonce));
 	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 1, &s, nonce), RBLK_S_OK);
+	assert_true(st.proven);
+	assert_int_equal(rblk_auth_verify(&key, RBLK_AUTH_TARGET, nonce2, l.ini_nonce,
+					  l.volume, l.host, nonce), 0);
 	assert_non_null(s);
 	assert_int_equal(s->size, 1 << 20);
 	tgt_session_account(s, RBLK_OP_WRITE, 4096, 3000, false);
