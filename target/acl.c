@@ -392,6 +392,7 @@ out_unlock:
 }
 
 int tgt_acl_discover(const char *host, const struct sockaddr *peer_sa,
+		     const char *proven_volume,
 		     struct rblk_discover_entry *entries, unsigned max)
 {
 	unsigned n = 0;
@@ -400,6 +401,8 @@ int tgt_acl_discover(const char *host, const struct sockaddr *peer_sa,
 	for (struct tgt_export *e = reg_head; e && n < max; e = e->next) {
 		if (!tgt_acl_host_allowed(e->acl, e->n_hosts, e->any_host, host,
 					  peer_sa))
+			continue;
+		if (e->secret && (!proven_volume || strcmp(e->name, proven_volume)))
 			continue;
 		memset(&entries[n], 0, sizeof(entries[n]));
 		snprintf(entries[n].volume, sizeof(entries[n].volume), "%s", e->name);

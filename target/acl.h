@@ -141,9 +141,13 @@ int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 
 /*
  * Fills entries[0..max-1] with the exports host (connecting from peer_sa)
- * may log in to.  Returns the count.
+ * may log in to.  A volume with a secret is listed only as proven_volume,
+ * the volume this connection authenticated to (NULL: none): until a
+ * client proves it knows a secret, the volume does not exist for it.
+ * Returns the count.
  */
 int tgt_acl_discover(const char *host, const struct sockaddr *peer_sa,
+		     const char *proven_volume,
 		     struct rblk_discover_entry *entries, unsigned max);
 
 /*

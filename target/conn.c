@@ -557,8 +557,11 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	size_t off;
 	int st, ret = 0;
 
-	if (c->state != TGT_CONN_NEW) {
-		rblk_warn("reactor%u: %s: DISCOVER after LOGIN: closing",
+	/* After a LOGIN, DISCOVER is how a client that proved a volume's
+	 * secret gets to see that volume listed (docs/protocol.md); the
+	 * connection then closes like any discovery connection. */
+	if (c->state == TGT_CONN_LIVE && c->nbusy) {
+		rblk_warn("reactor%u: %s: DISCOVER with commands in flight: closing",
 			  tgt_reactor_id(c->r), c->peer);
 		return -EPROTO;
 	}
@@ -572,6 +575,7 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	st = rblk_decode_discover(buf, len, host);
 	if (st == RBLK_S_OK)
 		n = tgt_acl_discover(host, (const struct sockaddr *)&c->peer_sa,
+				     c->auth.proven ? c->auth.first.volume : NULL,
 				     ents, RBLK_DISCOVER_MAX);
 	off = rblk_encode_discover_rsp(pdu, st, n);
 	for (unsigned i = 0; i < n; i++)
@@ -580,8 +584,9 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: DISCOVER: %u volume(s)",
-		 tgt_reactor_id(c->r), c->peer, n);
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: DISCOVER%s: %u volume(s)",
+		 tgt_reactor_id(c->r), c->peer,
+		 c->auth.proven ? " after authentication" : "", n);
 	tgt_conn_close(c, false, NULL);
 out_free:
 	free(pdu);

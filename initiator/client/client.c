@@ -231,9 +231,11 @@ static int login_round(const struct rblk_client_transport_ops *ops,
  * proof, is refused before the session is used (an impostor would
  * otherwise be handed our writes and could feed us its data).
  */
-static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
-		    const char *host, unsigned want_depth, int64_t deadline,
-		    char *errbuf, size_t errlen)
+static int do_login(const struct rblk_client_opts *opts,
+		    const struct rblk_client_transport_ops *ops,
+		    struct rblk_client_conn *conn, const char *host,
+		    unsigned want_depth, int64_t deadline,
+		    struct rblk_volume_info *info, char *errbuf, size_t errlen)
 {
 	uint8_t tgt_nonce[RBLK_NONCE_LEN];
 	struct rblk_secret secret;
@@ -256,7 +258,7 @@ static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
 		if (ret)
 			return ret;
 	}
-	ret = login_round(q->ops, q->conn, &l, &rsp, deadline, errbuf, errlen);
+	ret = login_round(ops, conn, &l, &rsp, deadline, errbuf, errlen);
 	if (ret)
 		goto out_wipe;
 	if (rsp.status == RBLK_S_AUTH_REQUIRED) {
@@ -270,7 +272,7 @@ static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
 		memcpy(tgt_nonce, rsp.auth, sizeof(tgt_nonce));
 		ret = answer_challenge(opts, &secret, &l, tgt_nonce, errbuf, errlen);
 		if (!ret)
-			ret = login_round(q->ops, q->conn, &l, &rsp, deadline,
+			ret = login_round(ops, conn, &l, &rsp, deadline,
 					  errbuf, errlen);
 		if (ret)
 			goto out_wipe;
@@ -302,7 +304,7 @@ static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
 		ret = -EPROTO;
 		goto out_wipe;
 	}
-	q->info = (struct rblk_volume_info) {
+	*info = (struct rblk_volume_info) {
 		.size = rsp.size,
 		.block_size = rsp.block_size,
 		.max_io = rsp.max_io,
@@ -379,7 +381,8 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	ret = open_conn(opts, want, &q->ops, &q->conn, errbuf, errlen);
 	if (ret)
 		goto out_free_queue;
-	ret = do_login(opts, q, host, want, deadline, errbuf, errlen);
+	ret = do_login(opts, q->ops, q->conn, host, want, deadline, &q->info,
+		       errbuf, errlen);
 	if (ret)
 		goto out_close_conn;
 	ret = alloc_tags(q, q->info.queue_depth);
@@ -652,6 +655,11 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	int ret, st;
 
 	rblk_client_set_err(errbuf, errlen, "no error");
+	if (opts->volume && (strlen(opts->volume) >= RBLK_NAME_MAX ||
+			     rblk_name_valid(opts->volume))) {
+		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'", opts->volume);
+		return -EINVAL;
+	}
 	ret = pick_hostname(opts, host, errbuf, errlen);
 	if (ret)
 		return ret;
@@ -663,6 +671,15 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	ret = open_conn(opts, 1, &ops, &conn, errbuf, errlen);
 	if (ret)
 		goto out_free_buf;
+	/* Proving a volume's secret first is what lists that volume. */
+	if (opts->volume) {
+		struct rblk_volume_info info;
+
+		ret = do_login(opts, ops, conn, host, 1, deadline, &info,
+			       errbuf, errlen);
+		if (ret)
+			goto out_close_conn;
+	}
 	ret = ops->send_msg(conn, out, rblk_encode_discover(out, host),
 			    rblk_left_ms(deadline));
 	if (ret) {

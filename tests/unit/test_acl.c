@@ -336,33 +336,40 @@ static void test_discover_filter(void **state)
 	char *hosts[] = { "h1" };
 
 	load_exports();
-	assert_int_equal(tgt_acl_discover("h9", peer("1.2.3.4"), e, 4), 1);
+	/* a has a secret: not listed at all before its proof ... */
+	assert_int_equal(tgt_acl_discover("h9", peer("1.2.3.4"), NULL, e, 4), 1);
 	assert_string_equal(e[0].volume, "b");
-	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), e, 4), 2);
-	assert_int_equal(tgt_acl_discover("x", peer("10.0.0.7"), e, 4), 2);
-	assert_int_equal(tgt_acl_discover("x", peer("fe80::1"), e, 4), 1);
-	assert_int_equal(tgt_acl_discover("x", peer("::ffff:10.0.0.7"), e, 4), 2);
-	assert_int_equal(tgt_acl_discover("x", peer("10.0.0.70"), e, 4), 1);
+	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), NULL, e, 4), 1);
+	assert_string_equal(e[0].volume, "b");
+	assert_int_equal(tgt_acl_discover("x", peer("10.0.0.7"), NULL, e, 4), 1);
+	/* ... nor after proving another volume's secret ... */
+	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), "b", e, 4), 1);
+	/* ... and after its own proof, still only by its allow list. */
+	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), "a", e, 4), 2);
+	assert_string_equal(e[0].volume, "a");
+	assert_int_equal(tgt_acl_discover("x", peer("10.0.0.7"), "a", e, 4), 2);
+	assert_int_equal(tgt_acl_discover("x", peer("::ffff:10.0.0.7"), "a", e, 4), 2);
+	assert_int_equal(tgt_acl_discover("x", peer("fe80::1"), "a", e, 4), 1);
+	assert_int_equal(tgt_acl_discover("x", peer("10.0.0.70"), "a", e, 4), 1);
 	/* A host that claims the listed address as its name is not it. */
-	assert_int_equal(tgt_acl_discover("10.0.0.7", peer("1.2.3.4"), e, 4), 1);
-	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), e, 1), 1);	/* max */
+	assert_int_equal(tgt_acl_discover("10.0.0.7", peer("1.2.3.4"), "a", e, 4), 1);
+	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), "a", e, 1), 1);	/* max */
 	/* Replacing the list takes effect at once. */
 	assert_int_equal(tgt_export_set_hosts("b", hosts, 1, false), 0);
-	assert_int_equal(tgt_acl_discover("h9", peer("1.2.3.4"), e, 4), 0);
+	assert_int_equal(tgt_acl_discover("h9", peer("1.2.3.4"), NULL, e, 4), 0);
 	assert_int_equal(tgt_export_set_hosts("zz", hosts, 1, false), -ENOENT);
 	/* An entry that does not parse changes nothing. */
 	{
 		char *bad[] = { "h1", "10.0.0.0/99" };
 
 		assert_int_equal(tgt_export_set_hosts("b", bad, 2, false), -EINVAL);
-		assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), e, 4), 2);
+		assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), NULL, e, 4), 1);
 	}
 	/* The last host denied: closed, not open. */
 	assert_int_equal(tgt_export_set_hosts("b", NULL, 0, false), 0);
-	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), e, 4), 1);
-	assert_string_equal(e[0].volume, "a");
+	assert_int_equal(tgt_acl_discover("h1", peer("1.2.3.4"), NULL, e, 4), 0);
 	assert_int_equal(tgt_export_set_hosts("b", NULL, 0, true), 0);
-	assert_int_equal(tgt_acl_discover("h9", peer("1.2.3.4"), e, 4), 1);
+	assert_int_equal(tgt_acl_discover("h9", peer("1.2.3.4"), NULL, e, 4), 1);
 	assert_string_equal(e[0].volume, "b");
 	tgt_exports_fini();
 }
