@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,7 +136,7 @@ int rblk_auth_load_secret(const char *path, struct rblk_secret *s,
 		got--;
 	if (got < RBLK_SECRET_MIN || got > RBLK_SECRET_MAX) {
 		snprintf(err, errlen,
-			 "secret file %s: secret must be %d..%d bytes (try: openssl rand -hex 32)",
+			 "secret file %s: secret must be %d..%d bytes (make one with: rblkctl volume secret NAME --generate FILE)",
 			 path, RBLK_SECRET_MIN, RBLK_SECRET_MAX);
 		ret = -EINVAL;
 		goto out_wipe;
@@ -147,6 +148,78 @@ out_wipe:
 	OPENSSL_cleanse(buf, sizeof(buf));
 out_close:
 	close(fd);
+	return ret;
+}
+
+/* getrandom until len bytes came (it may return fewer, or EINTR). */
+static int fill_random(uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = getrandom(buf + got, len - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+int rblk_auth_generate_secret(const char *path, char *err, size_t errlen)
+{
+	uint8_t key[RBLK_SECRET_GEN_LEN];
+	size_t off = 0;
+	int fd, ret;
+
+	ret = fill_random(key, sizeof(key));
+	/* Redraw a trailing newline byte: loading would strip it. */
+	while (!ret && (key[sizeof(key) - 1] == '\n' || key[sizeof(key) - 1] == '\r'))
+		ret = fill_random(key + sizeof(key) - 1, 1);
+	if (ret) {
+		snprintf(err, errlen, "getrandom: %s", strerror(-ret));
+		goto out_wipe;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "secret file %s: %s", path,
+			 ret == -EEXIST ? "exists (a secret is never overwritten: remove it or pick another name)"
+					: strerror(-ret));
+		goto out_wipe;
+	}
+	/* The umask may have left less than 0600, never more; make it exact. */
+	if (fchmod(fd, 0600) < 0) {
+		ret = -errno;
+		goto out_unlink;
+	}
+	while (off < sizeof(key)) {
+		ssize_t n = write(fd, key + off, sizeof(key) - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto out_unlink;
+		}
+		off += (size_t)n;
+	}
+	if (fsync(fd) < 0) {
+		ret = -errno;
+		goto out_unlink;
+	}
+	close(fd);
+	ret = 0;
+	goto out_wipe;
+
+out_unlink:
+	snprintf(err, errlen, "secret file %s: %s", path, strerror(-ret));
+	close(fd);
+	unlink(path);
+out_wipe:
+	OPENSSL_cleanse(key, sizeof(key));
 	return ret;
 }
 

@@ -78,6 +78,17 @@ int rblk_auth_verify(const struct rblk_secret *s, enum rblk_auth_role role,
 int rblk_auth_load_secret(const char *path, struct rblk_secret *s,
 			  char *err, size_t errlen);
 
+#define RBLK_SECRET_GEN_LEN	32	/* bytes --generate writes */
+
+/*
+ * Creates path (which must not exist: a secret is never overwritten) with
+ * mode 0600 and RBLK_SECRET_GEN_LEN bytes from getrandom(2), fsynced.  The
+ * last byte is never '\n' or '\r' (rblk_auth_load_secret would strip it).
+ * Returns 0, or -errno with a one-line reason naming the file in err; on
+ * failure no file is left behind.
+ */
+int rblk_auth_generate_secret(const char *path, char *err, size_t errlen);
+
 /* Overwrites the key bytes (so a freed secret does not linger). */
 void rblk_auth_clear_secret(struct rblk_secret *s);
 

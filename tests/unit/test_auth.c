@@ -214,6 +214,49 @@ static void test_load_secret_rules(void **state)
 	rmdir(tmpdir);
 }
 
+static void test_generate_secret(void **state)
+{
+	char dir[] = "/tmp/rblk-gen-XXXXXX", a[64], b[64], err[256];
+	uint8_t before[RBLK_SECRET_GEN_LEN];
+	struct rblk_secret sa, sb;
+	struct stat st;
+	mode_t old;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.key", dir);
+	snprintf(b, sizeof(b), "%s/b.key", dir);
+	old = umask(0777);	/* even a hostile umask gives exactly 0600 */
+	assert_int_equal(rblk_auth_generate_secret(a, err, sizeof(err)), 0);
+	umask(old);
+	assert_int_equal(stat(a, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_size, RBLK_SECRET_GEN_LEN);
+	/* Loadable as is: all 32 bytes count (no trailing newline). */
+	assert_int_equal(rblk_auth_load_secret(a, &sa, err, sizeof(err)), 0);
+	assert_int_equal(sa.len, RBLK_SECRET_GEN_LEN);
+	/* Never over an existing file; the old secret stays as it was. */
+	f = fopen(a, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(before, 1, sizeof(before), f), sizeof(before));
+	fclose(f);
+	assert_int_equal(rblk_auth_generate_secret(a, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "never overwritten"));
+	assert_memory_equal(before, sa.key, sizeof(before));
+	/* Two secrets differ. */
+	assert_int_equal(rblk_auth_generate_secret(b, err, sizeof(err)), 0);
+	assert_int_equal(rblk_auth_load_secret(b, &sb, err, sizeof(err)), 0);
+	assert_memory_not_equal(sa.key, sb.key, RBLK_SECRET_GEN_LEN);
+	/* A directory that does not exist: error names the file. */
+	snprintf(b, sizeof(b), "%s/no/c.key", dir);
+	assert_int_equal(rblk_auth_generate_secret(b, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, b));
+	snprintf(b, sizeof(b), "%s/b.key", dir);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_short_secret_unusable),
 		cmocka_unit_test(test_nonce_is_fresh),
 		cmocka_unit_test(test_load_secret_rules),
+		cmocka_unit_test(test_generate_secret),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

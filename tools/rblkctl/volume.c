@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "ctl.h"
 #include "rblk_proto.h"
 #include "size.h"
@@ -465,23 +466,31 @@ static int cmd_deny(int argc, char **argv)
 	return allow_deny(argc, argv, "volume.deny");
 }
 
+/*
+ * secret NAME --file F | --generate F | --clear.  --generate writes a new
+ * random secret file here first (rblkctl runs on the target's host: the
+ * admin socket is local) and removes it again if the target refuses it.
+ */
 static int cmd_secret(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "file", required_argument, NULL, 'f' },
+		{ "generate", required_argument, NULL, 'g' },
 		{ "clear", no_argument, NULL, 'c' },
 		COMMON_OPTS, { NULL, 0, NULL, 0 },
 	};
 	json_object *req, *rsp;
-	const char *file = NULL;
+	const char *file = NULL, *gen = NULL;
 	bool clear = false;
-	char *ap;
+	char *ap = NULL, why[512];
 	int c, ret;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'f')
 			file = optarg;
+		else if (c == 'g')
+			gen = optarg;
 		else if (c == 'c')
 			clear = true;
 		else if ((ret = common_opt(c)) >= 0)
@@ -489,28 +498,41 @@ static int cmd_secret(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return usage_err("%s", "give exactly one NAME");
-	if (!!file == clear)
-		return usage_err("%s", "give either --file F or --clear");
+	if (!!file + !!gen + clear != 1)
+		return usage_err("%s", "give one of --file F, --generate F or --clear");
 	if ((ret = check_name("volume", argv[optind])))
 		return ret;
 	req = request("volume.secret", argv[optind]);
-	if (file) {
-		ap = abs_path(file);
+	if (clear) {
+		json_object_object_add(req, "clear", json_object_new_boolean(1));
+	} else {
+		ap = abs_path(file ? file : gen);
 		if (!ap) {
 			json_object_put(req);
 			fprintf(stderr, "rblkctl: %s\n", strerror(errno));
 			return 1;
 		}
+		if (gen && (ret = rblk_auth_generate_secret(ap, why, sizeof(why)))) {
+			fprintf(stderr, "rblkctl volume secret: %s\n", why);
+			json_object_put(req);
+			free(ap);
+			return 1;
+		}
 		json_object_object_add(req, "file", json_object_new_string(ap));
-		free(ap);
-	} else {
-		json_object_object_add(req, "clear", json_object_new_boolean(1));
 	}
-	if (send_req(req, &rsp))
+	ret = send_req(req, &rsp);
+	if (ret && gen)
+		unlink(ap);	/* refused: leave nothing behind */
+	free(ap);
+	if (ret)
 		return 1;
-	if (!ctl_json)
+	if (!ctl_json) {
+		if (gen)
+			printf("volume %s: wrote %d random bytes to %s (mode 0600); copy it to the initiators over a safe channel\n",
+			       argv[optind], RBLK_SECRET_GEN_LEN, gen);
 		printf("volume %s: %s\n", argv[optind],
 		       clear ? "secret cleared (no authentication)" : "secret set (logins must answer the challenge)");
+	}
 	json_object_put(rsp);
 	return 0;
 }
@@ -540,9 +562,12 @@ static const struct vol_cmd vol_cmds[] = {
 	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST | deny NAME --any",
 	  .help = "Removes HOST from the allow list, or --any closes an open volume (new\n"
 		  "logins; attached sessions stay).  An empty list admits no host." },
-	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --clear",
+	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --generate F | --clear",
 	  .help = "Sets the volume's shared secret (file F, mode 0600, 16..1024 bytes, read by\n"
-		  "the target) or clears it.  Initiators then need the same secret file." },
+		  "the target) or clears it.  --generate F first writes a new secret to F: 32\n"
+		  "random bytes (getrandom), mode 0600, never over an existing file.  Initiators\n"
+		  "then need a copy of the same file.  Prefer generated secrets: anyone who\n"
+		  "records one login can try guesses offline (docs/protocol.md)." },
 };
 
 static void volume_usage(FILE *f)
