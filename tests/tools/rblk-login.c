@@ -13,6 +13,7 @@
  *     --offset OFF    byte offset of the I/O (default 0)
  *     --bind ADDR     connect from this local address (e.g. 127.0.0.2), so
  *                     a test can pick the peer address the target sees
+ *     --transport T   tcp (default) or rdma
  *
  * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
  * or "ERR errno=E <reason>".  Exit 0 when the login (and I/O) worked, 1
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
 		{ "hold", required_argument, NULL, 'w' },
 		{ "offset", required_argument, NULL, 'o' },
 		{ "bind", required_argument, NULL, 'b' },
+		{ "transport", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4 };
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
 		case 'w': hold = strtoul(optarg, NULL, 0); break;
 		case 'o': off = strtoull(optarg, NULL, 0); break;
 		case 'b': o.source_addr = optarg; break;
+		case 't': o.transport = optarg; break;
 		default: return 2;
 		}
 	}
