@@ -98,9 +98,10 @@ static void serve(int fd, enum mode m, const struct rblk_secret *key)
 		if (m == M_BAD_PROOF)
 			ok.auth[0] ^= 1;
 	}
-	send_rsp(fd, &ok);
+	/* Logged before sending: the client may be gone right after. */
 	printf("answered OK to host %s volume %s\n", l.host, l.volume);
 	fflush(stdout);
+	send_rsp(fd, &ok);
 	while (recv(fd, &c, 1, 0) > 0)
 		;
 }

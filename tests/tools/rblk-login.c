@@ -102,6 +102,15 @@ int main(int argc, char **argv)
 		printf("ERR errno=%d %s\n", -ret, err);
 		return 1;
 	}
+	/* RDMA moves data only to and from registered memory (no-op on TCP). */
+	ret = rblk_queue_reg_buffer(q, wbuf, sizeof(wbuf));
+	if (!ret)
+		ret = rblk_queue_reg_buffer(q, rbuf, sizeof(rbuf));
+	if (ret) {
+		printf("ERR errno=%d registering I/O buffers\n", -ret);
+		rblk_queue_close(q);
+		return 3;
+	}
 	printf("OK size=%" PRIu64 " session=%" PRIu64, vi.size, vi.session_id);
 	for (unsigned i = 0; i < nio; i++) {
 		memset(wbuf, (int)(i + 1), sizeof(wbuf));
