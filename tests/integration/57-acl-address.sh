@@ -49,7 +49,11 @@ login() {
 ok()      { login "$@"; [ "$RC" = 0 ] || fail "expected success: $OUT"; }
 refused() { login "$@"; [ "$RC" = 1 ] && grep -q "access denied" <<<"$OUT" || fail "expected access denied: $OUT"; }
 
-log "closed volumes are named at start"
+log "closed volumes are named by --check-config and at start"
+out=$("$TARGET_BIN" --config "$CONF" --check-config) || fail "check-config: $out"
+echo "$out"
+grep -q "note: volume closed admits no host" <<<"$out" || fail "check-config does not name the closed volume"
+grep -q "note: volume addr" <<<"$out" && fail "check-config names a volume with a list"
 grep -q "volume closed: no allow_hosts and no allow_any_host = yes: no host may log in" "$T/target.log" ||
 	fail "start did not warn about the closed volume"
 grep -q "volume addr: no allow_hosts" "$T/target.log" && fail "warned about a volume with a list"
