@@ -42,7 +42,7 @@ static void put_name(char *dst, const char *src)
 /*
  * A wire name must be NUL-terminated inside its field, NUL-padded to its
  * end, and valid [V10, V32].  Refusing bytes after the NUL keeps one name
- * one byte string: the HMAC covers the whole 64-byte field, and a peer
+ * one byte string: the LOGIN MACs cover the raw 64-byte field, and a peer
  * must not smuggle data past what logs and ACLs show.
  */
 static int get_name(char *dst, const char *src)
@@ -219,6 +219,7 @@ size_t rblk_encode_login(void *buf, const struct rblk_login *l)
 	put_name(w.volume, l->volume);
 	put_name(w.host, l->host);
 	memcpy(w.auth_mac, l->auth_mac, RBLK_MAC_LEN);
+	memcpy(w.ini_nonce, l->ini_nonce, RBLK_NONCE_LEN);
 	memcpy(buf, &w, sizeof(w));
 	return sizeof(w);
 }
@@ -235,7 +236,10 @@ int rblk_decode_login(const void *buf, size_t len, struct rblk_login *l)
 	memcpy(&w, buf, sizeof(w));
 	if (le32toh(w.magic) != RBLK_MAGIC)
 		return RBLK_S_INVALID_FIELD;
-	if (w.flags || w.rsvd || !all_zero(w.rsvd2, sizeof(w.rsvd2)))
+	/* An initiator nonce only makes sense with the MAC it rides with. */
+	if (w.flags || w.rsvd ||
+	    (all_zero(w.auth_mac, RBLK_MAC_LEN) &&
+	     !all_zero(w.ini_nonce, RBLK_NONCE_LEN)))
 		return RBLK_S_INVALID_FIELD;
 	memset(l, 0, sizeof(*l));
 	l->queue_id = le16toh(w.queue_id);
@@ -248,6 +252,7 @@ int rblk_decode_login(const void *buf, size_t len, struct rblk_login *l)
 	if (st != RBLK_S_OK)
 		return st;
 	memcpy(l->auth_mac, w.auth_mac, RBLK_MAC_LEN);
+	memcpy(l->ini_nonce, w.ini_nonce, RBLK_NONCE_LEN);
 	l->has_mac = !all_zero(w.auth_mac, RBLK_MAC_LEN);
 	return RBLK_S_OK;
 }
@@ -267,7 +272,7 @@ size_t rblk_encode_login_rsp(void *buf, const struct rblk_login_rsp *r)
 	w.inline_size = htole32(r->inline_size);
 	w.max_sge = htole16(r->max_sge);
 	w.session_id = htole64(r->session_id);
-	memcpy(w.nonce, r->nonce, RBLK_NONCE_LEN);
+	memcpy(w.auth, r->auth, RBLK_NONCE_LEN);
 	memcpy(buf, &w, sizeof(w));
 	return sizeof(w);
 }
@@ -292,7 +297,7 @@ int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r)
 	r->inline_size = le32toh(w.inline_size);
 	r->max_sge = le16toh(w.max_sge);
 	r->session_id = le64toh(w.session_id);
-	memcpy(r->nonce, w.nonce, RBLK_NONCE_LEN);
+	memcpy(r->auth, w.auth, RBLK_NONCE_LEN);
 	if (r->status != RBLK_S_OK)
 		return RBLK_S_OK;	/* a refusal carries no geometry */
 	/* Geometry the initiator will build a block device from. */

@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RBLK_PROTO_VERSION	1
+/* 2: mutual authentication (LOGIN ini_nonce, LOGIN_RSP target proof). */
+#define RBLK_PROTO_VERSION	2
 #define RBLK_DEFAULT_TCP_PORT	4420	/* same well-known number as NVMe-oF */
 #define RBLK_DEFAULT_RDMA_PORT	4421
 
@@ -86,12 +87,13 @@ struct rblk_wire_login {
 	uint32_t magic;			/* RBLK_MAGIC */
 	uint16_t queue_id;		/* 0..n-1, informational */
 	uint16_t queue_depth;		/* wanted; target may lower it */
-	uint32_t flags;			/* must be 0 in version 1 */
+	uint32_t flags;			/* must be 0 in version 2 */
 	uint32_t rsvd;
 	char     volume[RBLK_NAME_MAX];	/* NUL-terminated, NUL-padded */
 	char     host[RBLK_NAME_MAX];	/* NUL-terminated, NUL-padded */
 	uint8_t  auth_mac[RBLK_MAC_LEN];	/* zero unless answering a challenge */
-	uint8_t  rsvd2[32];
+	uint8_t  ini_nonce[RBLK_NONCE_LEN];	/* with auth_mac: the initiator's
+						 * challenge to the target; else 0 */
 };
 _Static_assert(sizeof(struct rblk_wire_login) == 216, "login size");
 
@@ -117,7 +119,9 @@ struct rblk_wire_login_rsp {
 	uint16_t max_sge;		/* keyed descriptors per command */
 	uint16_t rsvd;
 	uint64_t session_id;
-	uint8_t  nonce[RBLK_NONCE_LEN];	/* set with RBLK_S_AUTH_REQUIRED */
+	/* AUTH_REQUIRED: the target's challenge nonce.  OK after a
+	 * challenge: the target's proof (see auth.h).  Otherwise 0. */
+	uint8_t  auth[RBLK_NONCE_LEN];
 	uint8_t  rsvd2[16];
 };
 _Static_assert(sizeof(struct rblk_wire_login_rsp) == 96, "login rsp size");
@@ -215,6 +219,11 @@ _Static_assert(sizeof(struct rblk_wire_discover_rsp) == 16, "disc rsp");
 
 /* ---- host-order views -------------------------------------------------- */
 
+/*
+ * volume and host are the whole 64-byte wire fields, copied verbatim by
+ * the decoder and zero-padded by whoever fills them for the encoder: the
+ * authentication MACs cover these exact bytes (proto/auth.h).
+ */
 struct rblk_login {
 	uint16_t queue_id;
 	uint16_t queue_depth;
@@ -222,6 +231,7 @@ struct rblk_login {
 	char     volume[RBLK_NAME_MAX];
 	char     host[RBLK_NAME_MAX];
 	uint8_t  auth_mac[RBLK_MAC_LEN];
+	uint8_t  ini_nonce[RBLK_NONCE_LEN];
 	int      has_mac;		/* decode: auth_mac is not all zero */
 };
 
@@ -235,7 +245,7 @@ struct rblk_login_rsp {
 	uint32_t inline_size;
 	uint16_t max_sge;
 	uint64_t session_id;
-	uint8_t  nonce[RBLK_NONCE_LEN];
+	uint8_t  auth[RBLK_NONCE_LEN];	/* nonce or target proof, by status */
 };
 
 struct rblk_sge {

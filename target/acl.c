@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,24 +48,38 @@ static void free_hosts(char **hosts, unsigned n)
 	free(hosts);
 }
 
-static int dup_hosts(char *const *src, unsigned n, char ***out)
+/* Copies the list and parses each entry; -EINVAL for one that does not
+ * parse (a config or admin request that got past validation must not
+ * slip through here either), -ENOMEM. */
+static int dup_hosts(char *const *src, unsigned n, char ***out,
+		     struct tgt_acl_entry **acl_out)
 {
+	struct tgt_acl_entry *acl;
 	char **h;
+	int ret;
 
 	*out = NULL;
+	*acl_out = NULL;
 	if (!n)
 		return 0;
 	h = calloc(n, sizeof(*h));
-	if (!h)
+	acl = calloc(n, sizeof(*acl));
+	if (!h || !acl) {
+		free(h);
+		free(acl);
 		return -ENOMEM;
+	}
 	for (unsigned i = 0; i < n; i++) {
-		h[i] = strdup(src[i]);
+		ret = tgt_acl_entry_parse(src[i], &acl[i], NULL, 0);
+		h[i] = ret ? NULL : strdup(src[i]);
 		if (!h[i]) {
 			free_hosts(h, i);
-			return -ENOMEM;
+			free(acl);
+			return ret ? ret : -ENOMEM;
 		}
 	}
 	*out = h;
+	*acl_out = acl;
 	return 0;
 }
 
@@ -77,6 +90,7 @@ static void export_free(struct tgt_export *e)
 	ret = tgt_volume_close(e->vol);
 	rblk_info("volume %s: closed%s", e->name, ret ? " (final flush failed)" : "");
 	free_hosts(e->hosts, e->n_hosts);
+	free(e->acl);
 	if (e->secret) {
 		rblk_auth_clear_secret(e->secret);
 		free(e->secret);
@@ -145,10 +159,15 @@ int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
 		goto out_free;
 	}
 	memset(e->stats, 0, e->n_stats * sizeof(*e->stats));
-	ret = dup_hosts(cfg->allow_hosts, cfg->n_allow_hosts, &e->hosts);
-	if (ret)
+	ret = dup_hosts(cfg->allow_hosts, cfg->n_allow_hosts, &e->hosts, &e->acl);
+	if (ret) {
+		if (ret == -EINVAL)
+			snprintf(err, errlen, "volume %s: field 'allow_hosts': an entry does not parse",
+				 cfg->name);
 		goto out_free_stats;
+	}
 	e->n_hosts = cfg->n_allow_hosts;
+	e->any_host = cfg->allow_any_host;
 	if (cfg->secret_file) {
 		char why[256];
 
@@ -190,6 +209,7 @@ out_free_secret:
 	free(e->secret);
 out_free_hosts:
 	free_hosts(e->hosts, e->n_hosts);
+	free(e->acl);
 out_free_stats:
 	free(e->stats);
 out_free:
@@ -213,54 +233,26 @@ int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen)
 			tgt_exports_fini();
 			return ret;
 		}
+		/* Closed is the safe reading of an old config without the
+		 * key, but it must not be a silent surprise after upgrade. */
+		if (!cfg->vols[i].allow_any_host && !cfg->vols[i].n_allow_hosts)
+			rblk_warn("volume %s: no allow_hosts and no allow_any_host = yes: no host may log in (add allow_any_host = yes for open access, or allow_hosts)",
+				  cfg->vols[i].name);
 	}
 	return 0;
 }
 
 /* ---- ACL ----------------------------------------------------------------- */
 
-/*
- * The address part of a connection's peer text: "10.0.0.1:5000" ->
- * "10.0.0.1", "[fe80::1]:5000" -> "fe80::1", "rdma:10.0.0.1:4421" ->
- * "10.0.0.1", "rdma:fe80::1:4421" -> "fe80::1"; an IPv4-mapped IPv6
- * address "::ffff:10.0.0.1" -> "10.0.0.1", so IPv4 entries match on
- * dual-stack listeners.
- */
-static void peer_addr(const char *peer, char *out, size_t len)
+bool tgt_acl_host_allowed(const struct tgt_acl_entry *acl, unsigned n,
+			  bool any_host, const char *host,
+			  const struct sockaddr *peer_sa)
 {
-	const char *end;
-
-	out[0] = '\0';
-	if (!peer)
-		return;
-	if (!strncmp(peer, "rdma:", 5))
-		peer += 5;
-	if (peer[0] == '[') {
-		end = strchr(peer, ']');
-		if (end)
-			snprintf(out, len, "%.*s", (int)(end - peer - 1), peer + 1);
-	} else {
-		end = strrchr(peer, ':');	/* always "addr:port" */
-		snprintf(out, len, "%.*s", end ? (int)(end - peer) : (int)strlen(peer), peer);
-	}
-	if (!strncasecmp(out, "::ffff:", 7) && strchr(out, '.'))
-		memmove(out, out + 7, strlen(out + 7) + 1);
-}
-
-bool tgt_acl_host_allowed(char *const *hosts, unsigned n, const char *host,
-			  const char *peer)
-{
-	char addr[64];
-
-	if (!n)
+	if (any_host)
 		return true;
-	peer_addr(peer, addr, sizeof(addr));
-	for (unsigned i = 0; i < n; i++) {
-		if (host && !strcmp(hosts[i], host))
+	for (unsigned i = 0; i < n; i++)
+		if (tgt_acl_entry_match(&acl[i], host, peer_sa))
 			return true;
-		if (addr[0] && !strcmp(hosts[i], addr))
-			return true;
-	}
 	return false;
 }
 
@@ -275,55 +267,98 @@ static int refuse(struct tgt_export *e, const struct rblk_login *l,
 	return status;
 }
 
+/* The answer to a challenge repeats the challenged LOGIN but for the
+ * proof; the name fields are compared raw, as the MAC covers them. */
+static bool same_login(const struct rblk_login *a, const struct rblk_login *b)
+{
+	return a->queue_id == b->queue_id && a->queue_depth == b->queue_depth &&
+	       a->flags == b->flags &&
+	       !memcmp(a->volume, b->volume, sizeof(a->volume)) &&
+	       !memcmp(a->host, b->host, sizeof(a->host));
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	uint8_t acc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		acc |= p[i];
+	return !acc;
+}
+
+/*
+ * The challenge/response of a volume with a secret (proto/auth.h): first
+ * LOGIN -> AUTH_REQUIRED with a nonce; the answer must carry the
+ * initiator's nonce and MAC_I; then auth_out gets MAC_T.
+ */
+static int check_secret(struct tgt_auth_state *st, struct tgt_export *e,
+			const struct rblk_login *l, const char *peer,
+			uint8_t auth_out[RBLK_NONCE_LEN])
+{
+	if (!st->challenged) {
+		/* Fresh nonce per connection: a recorded answer to another
+		 * connection's challenge is worthless. */
+		if (rblk_auth_nonce(st->nonce))
+			return refuse(e, l, peer, RBLK_S_NO_RESOURCES,
+				      "no random bytes for a nonce");
+		st->challenged = true;
+		st->first = *l;
+		memcpy(auth_out, st->nonce, RBLK_NONCE_LEN);
+		return RBLK_S_AUTH_REQUIRED;
+	}
+	if (!l->has_mac)
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED, "challenge not answered");
+	if (all_zero(l->ini_nonce, RBLK_NONCE_LEN))
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+			      "no initiator nonce (mutual authentication is required)");
+	if (rblk_auth_verify(e->secret, RBLK_AUTH_INITIATOR, st->nonce,
+			     l->ini_nonce, l->volume, l->host, l->auth_mac))
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+			      "wrong auth MAC (secret mismatch)");
+	if (rblk_auth_mac(e->secret, RBLK_AUTH_TARGET, st->nonce, l->ini_nonce,
+			  l->volume, l->host, auth_out))
+		return refuse(e, l, peer, RBLK_S_NO_RESOURCES,
+			      "cannot compute the target's proof");
+	st->proven = true;
+	return RBLK_S_OK;
+}
+
 int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
-		  const char *peer, struct tgt_reactor *r, unsigned reactor_id,
-		  struct tgt_session **sp, uint8_t nonce_out[RBLK_NONCE_LEN])
+		  const char *peer, const struct sockaddr *peer_sa,
+		  struct tgt_reactor *r, unsigned reactor_id,
+		  struct tgt_session **sp, uint8_t auth_out[RBLK_NONCE_LEN])
 {
 	struct tgt_export *e;
 	struct tgt_session *s;
 	int ret;
 
 	*sp = NULL;
+	memset(auth_out, 0, RBLK_NONCE_LEN);
 	pthread_mutex_lock(&reg_lock);
+	/* Before the lookup: naming an open volume in the answer must not
+	 * skip the proof the challenge asked for. */
+	if (st->challenged && !same_login(&st->first, l)) {
+		ret = refuse(tgt_export_find_locked(st->first.volume), l, peer,
+			     RBLK_S_AUTH_FAILED,
+			     "second LOGIN differs from the challenged one (volume, host, queue or flags)");
+		goto out_unlock;
+	}
 	e = tgt_export_find_locked(l->volume);
 	if (!e) {
 		ret = refuse(NULL, l, peer, RBLK_S_NO_SUCH_VOLUME, "no such volume");
 		goto out_unlock;
 	}
-	if (!tgt_acl_host_allowed(e->hosts, e->n_hosts, l->host, peer)) {
+	if (!tgt_acl_host_allowed(e->acl, e->n_hosts, e->any_host, l->host,
+				  peer_sa)) {
 		ret = refuse(e, l, peer, RBLK_S_ACCESS_DENIED,
-			     "host not in allow_hosts");
+			     e->n_hosts ? "neither host name nor peer address in allow_hosts"
+					: "allow_hosts is empty and allow_any_host is off");
 		goto out_unlock;
 	}
 	if (e->secret) {
-		if (!st->challenged) {
-			/* Fresh nonce per connection: a recorded answer to
-			 * another connection's challenge is worthless. */
-			if (rblk_auth_nonce(st->nonce)) {
-				ret = refuse(e, l, peer, RBLK_S_NO_RESOURCES,
-					     "no random bytes for a nonce");
-				goto out_unlock;
-			}
-			st->challenged = true;
-			memcpy(st->volume, l->volume, sizeof(st->volume));
-			memcpy(st->host, l->host, sizeof(st->host));
-			memcpy(nonce_out, st->nonce, RBLK_NONCE_LEN);
-			ret = RBLK_S_AUTH_REQUIRED;
+		ret = check_secret(st, e, l, peer, auth_out);
+		if (ret != RBLK_S_OK)
 			goto out_unlock;
-		}
-		if (strcmp(st->volume, l->volume) || strcmp(st->host, l->host)) {
-			ret = refuse(e, l, peer, RBLK_S_AUTH_FAILED,
-				     "second LOGIN names another volume or host than the challenged one");
-			goto out_unlock;
-		}
-		if (!l->has_mac ||
-		    rblk_auth_verify(e->secret, st->nonce, l->volume, l->host,
-				     l->auth_mac)) {
-			ret = refuse(e, l, peer, RBLK_S_AUTH_FAILED,
-				     l->has_mac ? "wrong auth MAC (secret mismatch)"
-						: "challenge not answered");
-			goto out_unlock;
-		}
 	}
 	s = aligned_alloc(64, sizeof(*s));
 	if (!s) {
@@ -349,18 +384,25 @@ int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 	*sp = s;
 	ret = RBLK_S_OK;
 out_unlock:
+	/* A refusal carries no nonce and no proof. */
+	if (ret != RBLK_S_OK && ret != RBLK_S_AUTH_REQUIRED)
+		memset(auth_out, 0, RBLK_NONCE_LEN);
 	pthread_mutex_unlock(&reg_lock);
 	return ret;
 }
 
-int tgt_acl_discover(const char *host, const char *peer,
+int tgt_acl_discover(const char *host, const struct sockaddr *peer_sa,
+		     const char *proven_volume,
 		     struct rblk_discover_entry *entries, unsigned max)
 {
 	unsigned n = 0;
 
 	pthread_mutex_lock(&reg_lock);
 	for (struct tgt_export *e = reg_head; e && n < max; e = e->next) {
-		if (!tgt_acl_host_allowed(e->hosts, e->n_hosts, host, peer))
+		if (!tgt_acl_host_allowed(e->acl, e->n_hosts, e->any_host, host,
+					  peer_sa))
+			continue;
+		if (e->secret && (!proven_volume || strcmp(e->name, proven_volume)))
 			continue;
 		memset(&entries[n], 0, sizeof(entries[n]));
 		snprintf(entries[n].volume, sizeof(entries[n].volume), "%s", e->name);
@@ -470,14 +512,16 @@ int tgt_export_remove(const char *name, bool force)
 	return 0;
 }
 
-int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n)
+int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n,
+			 bool any_host)
 {
+	struct tgt_acl_entry *acl, *old_acl;
 	struct tgt_export *e;
 	char **copy, **old;
 	unsigned old_n;
 	int ret;
 
-	ret = dup_hosts(hosts, n, &copy);
+	ret = dup_hosts(hosts, n, &copy, &acl);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&reg_lock);
@@ -485,14 +529,19 @@ int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n)
 	if (!e) {
 		pthread_mutex_unlock(&reg_lock);
 		free_hosts(copy, n);
+		free(acl);
 		return -ENOENT;
 	}
 	old = e->hosts;
+	old_acl = e->acl;
 	old_n = e->n_hosts;
 	e->hosts = copy;
+	e->acl = acl;
 	e->n_hosts = n;
+	e->any_host = any_host;
 	pthread_mutex_unlock(&reg_lock);
 	free_hosts(old, old_n);
+	free(old_acl);
 	return 0;
 }
 

@@ -29,6 +29,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
+#include "acl_entry.h"
 #include "auth.h"
 #include "config.h"
 #include "rblk_proto.h"
@@ -45,8 +48,10 @@ struct tgt_export {
 	unsigned refs;			/* __atomic: registry + sessions */
 	bool     listed;		/* in the registry (lock) */
 	/* ACL (registry lock) */
-	char   **hosts;			/* NULL/0 = any host */
+	char   **hosts;			/* allow_hosts as written (admin view) */
+	struct tgt_acl_entry *acl;	/* the same, parsed: what LOGIN checks */
 	unsigned n_hosts;
+	bool     any_host;		/* allow_any_host: no list needed */
 	struct rblk_secret *secret;	/* NULL = no authentication */
 	/* sessions (registry lock) */
 	struct tgt_session *sessions;
@@ -63,7 +68,7 @@ struct tgt_session {
 	struct tgt_export *exp;		/* holds a ref */
 	uint64_t id;
 	char     host[RBLK_NAME_MAX];
-	char     peer[64];		/* "addr:port" */
+	char     peer[80];		/* "addr:port" */
 	uint16_t queue_id;
 	unsigned reactor_id;
 	struct tgt_reactor *reactor;
@@ -79,12 +84,18 @@ struct tgt_session {
 	struct tgt_session *next;	/* export's list (registry lock) */
 };
 
-/* Per-connection login state: lives in the connection, zeroed at accept. */
+/*
+ * Per-connection login state: lives in the connection, zeroed at accept.
+ * After a challenge it holds the first LOGIN as decoded (raw name fields
+ * included): the answering LOGIN must repeat it in everything but the
+ * proof, so a challenge for one volume can never admit the connection to
+ * another one.
+ */
 struct tgt_auth_state {
 	bool    challenged;
+	bool    proven;			/* the answer verified: secret known */
 	uint8_t nonce[RBLK_NONCE_LEN];
-	char    volume[RBLK_NAME_MAX];
-	char    host[RBLK_NAME_MAX];
+	struct rblk_login first;	/* the challenged LOGIN */
 };
 
 /* ---- registry (main thread) -------------------------------------------- */
@@ -114,20 +125,29 @@ int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
 /*
  * Decides a LOGIN.  Returns RBLK_S_OK with *sp set (the caller owns it;
  * geometry from (*sp)->exp->vol and (*sp)->size), RBLK_S_AUTH_REQUIRED
- * with nonce_out filled (send it in LOGIN_RSP and wait for the second
- * LOGIN on the same connection), or the refusal status (ACCESS_DENIED,
- * AUTH_FAILED, NO_SUCH_VOLUME, NO_RESOURCES), already logged with volume,
- * host, peer and reason.  peer is "addr:port" or "addr" text.
+ * with auth_out set to the challenge nonce (send it in LOGIN_RSP and wait
+ * for the second LOGIN on the same connection), or the refusal status
+ * (ACCESS_DENIED, AUTH_FAILED, NO_SUCH_VOLUME, NO_RESOURCES), already
+ * logged with volume, host, peer and reason.  On RBLK_S_OK after a
+ * challenge, auth_out is the target's proof (MAC_T, proto/auth.h) for the
+ * LOGIN_RSP; else it is zeroed.  peer is "addr:port" text for logs; peer_sa the
+ * connection's real peer address, which address entries of allow_hosts
+ * are matched against (NULL: no address entry matches).
  */
 int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
-		  const char *peer, struct tgt_reactor *r, unsigned reactor_id,
-		  struct tgt_session **sp, uint8_t nonce_out[RBLK_NONCE_LEN]);
+		  const char *peer, const struct sockaddr *peer_sa,
+		  struct tgt_reactor *r, unsigned reactor_id,
+		  struct tgt_session **sp, uint8_t auth_out[RBLK_NONCE_LEN]);
 
 /*
- * Fills entries[0..max-1] with the exports host (connecting from peer) may
- * log in to.  Returns the count.
+ * Fills entries[0..max-1] with the exports host (connecting from peer_sa)
+ * may log in to.  A volume with a secret is listed only as proven_volume,
+ * the volume this connection authenticated to (NULL: none): until a
+ * client proves it knows a secret, the volume does not exist for it.
+ * Returns the count.
  */
-int tgt_acl_discover(const char *host, const char *peer,
+int tgt_acl_discover(const char *host, const struct sockaddr *peer_sa,
+		     const char *proven_volume,
 		     struct rblk_discover_entry *entries, unsigned max);
 
 /*
@@ -191,8 +211,13 @@ struct tgt_export *tgt_export_find_locked(const char *name);
  */
 int tgt_export_remove(const char *name, bool force);
 
-/* Replaces the allowed host list (lock NOT held).  0 or -ENOMEM/-ENOENT. */
-int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n);
+/*
+ * Replaces the allowed host list and the allow_any_host setting (lock NOT
+ * held).  0, -EINVAL for an entry that does not parse (nothing changed),
+ * -ENOMEM or -ENOENT.
+ */
+int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n,
+			 bool any_host);
 /* Sets (secret != NULL, copied) or clears the secret.  0 or -ENOENT. */
 int tgt_export_set_secret(const char *name, const struct rblk_secret *secret);
 /* Publishes a larger size (the store was grown first).  0 or -ENOENT. */
@@ -201,8 +226,13 @@ int tgt_export_set_size(const char *name, uint64_t size);
 /* Sums an export's per-reactor counters into *out (lock held or not). */
 void tgt_export_stats(const struct tgt_export *e, struct tgt_io_stats *out);
 
-/* Is host (or peer address) on the list?  Empty list = any. */
-bool tgt_acl_host_allowed(char *const *hosts, unsigned n, const char *host,
-			  const char *peer);
+/*
+ * May this connection use a volume with this list?  any_host admits
+ * everyone; otherwise an entry must match (acl_entry.h: names match the
+ * claimed host, addresses the real peer).  An empty list admits no one.
+ */
+bool tgt_acl_host_allowed(const struct tgt_acl_entry *acl, unsigned n,
+			  bool any_host, const char *host,
+			  const struct sockaddr *peer_sa);
 
 #endif /* RBLK_TARGET_ACL_H */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "acl.h"
+#include "acl_entry.h"
 #include "auth.h"
 #include "backend.h"
 #include "log.h"
@@ -222,6 +223,7 @@ static int cfg_append_volume(struct tgt_config *cfg,
 	memcpy(n->backend, v->backend, sizeof(n->backend));
 	n->size = v->size;
 	n->read_only = v->read_only;
+	n->allow_any_host = v->allow_any_host;
 	if (v->path && !(n->path = strdup(v->path)))
 		return -ENOMEM;
 	cfg->n_vols++;
@@ -293,6 +295,7 @@ static json_object *volume_json(const struct tgt_admin *a,
 	for (unsigned i = 0; h && i < e->n_hosts; i++)
 		json_object_array_add(h, json_object_new_string(e->hosts[i]));
 	json_object_object_add(o, "allow_hosts", h);
+	json_object_object_add(o, "allow_any_host", json_object_new_boolean(e->any_host));
 	add_u64(o, "sessions", e->n_sessions);
 	if (!detail)
 		return o;
@@ -379,6 +382,7 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 	    (ret = get_str(req, "device", false, &device, err, errlen)) ||
 	    (ret = get_str(req, "backend", false, &backend, err, errlen)) ||
 	    (ret = get_bool(req, "read_only", &vc.read_only, err, errlen)) ||
+	    (ret = get_bool(req, "allow_any_host", &vc.allow_any_host, err, errlen)) ||
 	    (ret = get_size(req, &vc.size, &have_size, err, errlen)))
 		return ret;
 	if (export_exists(name) || tgt_config_find_volume(&a->cfg, name)) {
@@ -504,6 +508,9 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 	json_object_object_add(rsp, "volume",
 			       volume_json(a, tgt_export_find_locked(name), true));
 	tgt_exports_unlock();
+	/* Closed until the admin says who may use it (docs/admin.md). */
+	if (!vc.allow_any_host)
+		add_str(rsp, "warning", "no host may log in yet: allow hosts (volume allow NAME HOST) or open it (volume allow NAME --any)");
 	free(vc.path);
 	return 0;
 
@@ -768,41 +775,92 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 	return 0;
 }
 
-/* allow/deny share this: builds the new host list on a config copy. */
+/* The "host" field of allow/deny: a name, address or CIDR range. */
+static int get_host_entry(json_object *req, const char **out, char *err,
+			  size_t errlen)
+{
+	struct tgt_acl_entry e;
+	char pbuf[80];
+	int ret;
+
+	ret = get_str(req, "host", true, out, err, errlen);
+	if (ret)
+		return ret;
+	if (!strcmp(*out, "*")) {
+		snprintf(err, errlen, "'*' is not a host: use any (rblkctl volume allow NAME --any)");
+		return -EINVAL;
+	}
+	if (tgt_acl_entry_parse(*out, &e, NULL, 0)) {
+		snprintf(err, errlen, "invalid host '%s': want a host name, an IP address or a CIDR range like 10.0.0.0/24",
+			 printable(*out, pbuf, sizeof(pbuf)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * allow/deny of one entry, or of "any host" (allow_any_host).  The two
+ * exclude each other, as in nvmet: a volume with a list is not silently
+ * opened, and an open volume does not silently keep a list that means
+ * nothing.  Builds the change on a config copy.
+ */
 static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 			bool allow, char *err, size_t errlen)
 {
 	struct tgt_volume_cfg *vc;
 	struct tgt_config next;
-	const char *name, *host;
+	const char *name, *host = NULL;
 	char **hosts;
 	unsigned n, i;
+	bool any;
 	int ret;
 
 	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_name(req, "host", "host", &host, err, errlen)))
+	    (ret = get_bool(req, "any", &any, err, errlen)))
+		return ret;
+	if (any && json_object_object_get_ex(req, "host", NULL)) {
+		snprintf(err, errlen, "give a host or any, not both");
+		return -EINVAL;
+	}
+	if (!any && (ret = get_host_entry(req, &host, err, errlen)))
 		return ret;
 	if (!export_exists(name) || !tgt_config_find_volume(&a->cfg, name)) {
 		snprintf(err, errlen, "no volume '%s'", name);
 		return -ENOENT;
 	}
-	if ((ret = cfg_clone(&a->cfg, &next, err, errlen)))
-		return ret;
-	vc = tgt_config_find_volume(&next, name);
-	for (i = 0; i < vc->n_allow_hosts && strcmp(vc->allow_hosts[i], host); i++)
-		;
-	if (allow && i < vc->n_allow_hosts) {
-		tgt_config_free(&next);
-		json_object_object_add(rsp, "changed", json_object_new_boolean(0));
-		return 0;
+	vc = tgt_config_find_volume(&a->cfg, name);
+	if (any && allow && vc->n_allow_hosts) {
+		snprintf(err, errlen, "volume '%s' has an allow list (%u entries): deny them first; a list and any host exclude each other",
+			 name, vc->n_allow_hosts);
+		return -EINVAL;
 	}
-	if (!allow && i == vc->n_allow_hosts) {
-		tgt_config_free(&next);
+	if (!any && allow && vc->allow_any_host) {
+		snprintf(err, errlen, "volume '%s' is open to any host: deny --any first; a list and any host exclude each other",
+			 name);
+		return -EINVAL;
+	}
+	if (any && !allow && !vc->allow_any_host) {
+		snprintf(err, errlen, "volume '%s' is not open to any host", name);
+		return -ENOENT;
+	}
+	for (i = 0; host && i < vc->n_allow_hosts && strcmp(vc->allow_hosts[i], host); i++)
+		;
+	if (!any && !allow && i == vc->n_allow_hosts) {
 		snprintf(err, errlen, "host '%s' is not on the allow list of volume '%s'",
 			 host, name);
 		return -ENOENT;
 	}
-	if (allow) {
+	if ((any && allow && vc->allow_any_host) ||
+	    (!any && allow && i < vc->n_allow_hosts)) {
+		json_object_object_add(rsp, "changed", json_object_new_boolean(0));
+		return 0;
+	}
+	if ((ret = cfg_clone(&a->cfg, &next, err, errlen)))
+		return ret;
+	vc = tgt_config_find_volume(&next, name);
+	if (any) {
+		vc->allow_any_host = allow;
+	} else if (allow) {
 		hosts = realloc(vc->allow_hosts, (vc->n_allow_hosts + 1) * sizeof(*hosts));
 		if (!hosts || !(hosts[vc->n_allow_hosts] = strdup(host))) {
 			if (hosts)
@@ -820,6 +878,7 @@ static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 	}
 	/* Copy the list before commit hands next's storage to a->cfg. */
 	n = vc->n_allow_hosts;
+	any = vc->allow_any_host;
 	hosts = n ? calloc(n, sizeof(char *)) : NULL;
 	for (i = 0; hosts && i < n; i++)
 		hosts[i] = strdup(vc->allow_hosts[i]);
@@ -830,14 +889,16 @@ static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 	}
 	ret = cfg_commit(a, &next, err, errlen);
 	if (!ret)
-		ret = tgt_export_set_hosts(name, hosts, n);
+		ret = tgt_export_set_hosts(name, hosts, n, any);
 	free_strv(hosts, n);
 	if (ret)
 		return ret;
 	json_object_object_add(rsp, "changed", json_object_new_boolean(1));
-	if (!n)
-		add_str(rsp, "warning", "allow list is now empty: any host may log in");
-	rblk_info("admin: volume %s: %s host %s", name, allow ? "allowed" : "denied", host);
+	/* Emptying the list closes the volume; say so, it used to open it. */
+	if (!n && !any)
+		add_str(rsp, "warning", "allow list is now empty: no host may log in");
+	rblk_info("admin: volume %s: %s %s%s", name, allow ? "allowed" : "denied",
+		  host ? "host " : "any host", host ? host : "");
 	return 0;
 }
 

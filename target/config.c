@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "acl_entry.h"
 #include "backend.h"
 #include "log.h"
 #include "size.h"
@@ -219,7 +220,7 @@ enum {
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
-	K_DIRECT,
+	K_DIRECT, K_ALLOW_ANY_HOST,
 };
 
 static const char *const target_keys[] = {
@@ -234,6 +235,7 @@ static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
 	[K_READ_ONLY] = "read_only", [K_ALLOW_HOSTS] = "allow_hosts",
 	[K_SECRET_FILE] = "secret_file", [K_DIRECT] = "direct",
+	[K_ALLOW_ANY_HOST] = "allow_any_host",
 };
 
 /* Absolute path value (admin_socket, volume_dir, secret_file). */
@@ -248,20 +250,30 @@ static int parse_abs_path(struct parser *p, const char *field, const char *v,
 	return *out ? 0 : -ENOMEM;
 }
 
-/* "a, b, 10.0.0.1": host names or addresses; empty = any host. */
+/*
+ * "a, b, 10.0.0.1, 10.1.0.0/16": host names (matched against the name a
+ * client claims) and addresses or CIDR ranges (matched against the real
+ * peer address), see acl_entry.h.  Empty = no host; open access is the
+ * separate allow_any_host key, so emptying a list never opens a volume.
+ */
 static int parse_allow_hosts(struct parser *p, char *v)
 {
 	struct tgt_volume_cfg *vol = p->vol;
 	char *save = NULL, *tok, **h;
+	struct tgt_acl_entry e;
+	char why[160];
 
 	for (tok = strtok_r(v, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		tok = trim(tok);
 		if (!*tok)
 			continue;
-		if (rblk_name_valid(tok))
-			return perr(p, "volume '%s': field 'allow_hosts': '%s' is not a valid host name or address",
-				    vol->name, tok);
+		if (!strcmp(tok, "*"))
+			return perr(p, "volume '%s': field 'allow_hosts': '*' is not an entry; write allow_any_host = yes for open access",
+				    vol->name);
+		if (tgt_acl_entry_parse(tok, &e, why, sizeof(why)))
+			return perr(p, "volume '%s': field 'allow_hosts': %s",
+				    vol->name, why);
 		for (unsigned i = 0; i < vol->n_allow_hosts; i++)
 			if (!strcmp(vol->allow_hosts[i], tok))
 				return perr(p, "volume '%s': field 'allow_hosts': '%s' listed twice",
@@ -387,6 +399,11 @@ static int volume_key(struct parser *p, int k, char *v)
 		return 0;
 	case K_ALLOW_HOSTS:
 		return parse_allow_hosts(p, v);
+	case K_ALLOW_ANY_HOST:
+		if (parse_bool(v, &vol->allow_any_host))
+			return perr(p, "volume '%s': field 'allow_any_host': '%s' is not yes|no",
+				    vol->name, v);
+		return 0;
 	case K_SECRET_FILE:
 		if (!*v)
 			return 0;	/* empty = no secret */
@@ -414,6 +431,11 @@ static int end_section(struct parser *p)
 		return 0;
 	be = tgt_backend_find(v->backend);
 	p->line = v->line;
+	/* As nvmet: a host list and "any host" together would leave the
+	 * reader guessing which one counts. */
+	if (v->allow_any_host && v->n_allow_hosts)
+		return perr(p, "volume '%s': allow_any_host = yes and allow_hosts exclude each other; keep one",
+			    v->name);
 	if (be->flags & TGT_BE_F_NO_STORE) {
 		if (!v->size)
 			return perr(p, "volume '%s': backend '%s' needs field 'size'",
@@ -693,6 +715,8 @@ char *tgt_config_format(const struct tgt_config *cfg)
 				sb_printf(&b, "%s%s", h ? ", " : "", v->allow_hosts[h]);
 			sb_printf(&b, "\n");
 		}
+		if (v->allow_any_host)
+			sb_printf(&b, "allow_any_host = yes\n");
 		if (v->secret_file)
 			sb_printf(&b, "secret_file = %s\n", v->secret_file);
 		if (v->buffered)

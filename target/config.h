@@ -28,8 +28,9 @@ struct tgt_volume_cfg {
 	char     backend[TGT_CFG_BACKEND_MAX];	/* "uring" unless given */
 	bool     read_only;
 	bool     buffered;		/* direct = no: page cache, no O_DIRECT */
-	char   **allow_hosts;		/* malloc'd names/addresses; 0 = any host */
+	char   **allow_hosts;		/* malloc'd names/addresses/CIDRs; 0 = none */
 	unsigned n_allow_hosts;
+	bool     allow_any_host;	/* open to every host (excludes allow_hosts) */
 	char    *secret_file;		/* malloc'd; NULL = no authentication */
 	int      line;			/* line of the [volume] header, 0 if built */
 };

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,7 @@ void *tgt_conn_alloc(size_t size)
 
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
-		   const char *peer)
+		   const char *peer, const struct sockaddr *peer_sa)
 {
 	struct tgt_conn **list = tgt_reactor_conn_list(r);
 
@@ -125,6 +126,11 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	c->state = TGT_CONN_NEW;
 	c->refs = 1;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	c->peer_sa.ss_family = AF_UNSPEC;
+	if (peer_sa && peer_sa->sa_family == AF_INET)
+		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in));
+	else if (peer_sa && peer_sa->sa_family == AF_INET6)
+		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in6));
 	c->next = *list;
 	*list = c;
 	atomic_fetch_add(&srv->conns_open, 1);
@@ -550,8 +556,9 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		snprintf(c->host, sizeof(c->host), "%s", l.host);
 		/* Volume lookup, allow_hosts, secret challenge; takes a
 		 * reference on the export for the session. */
-		st = tgt_acl_login(&c->auth, &l, c->peer, c->r,
-				   tgt_reactor_id(c->r), &c->sess, rsp.nonce);
+		st = tgt_acl_login(&c->auth, &l, c->peer,
+				   (const struct sockaddr *)&c->peer_sa, c->r,
+				   tgt_reactor_id(c->r), &c->sess, rsp.auth);
 		if (st == RBLK_S_OK)
 			vol = c->sess->exp->vol;
 	}
@@ -564,6 +571,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		c->reqs = calloc(depth, sizeof(*c->reqs));
 		if (!c->reqs) {
 			st = RBLK_S_NO_RESOURCES;
+			memset(rsp.auth, 0, sizeof(rsp.auth));
 			tgt_session_close(c->sess);
 			c->sess = NULL;
 		}
@@ -617,8 +625,11 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	size_t off;
 	int st, ret = 0;
 
-	if (c->state != TGT_CONN_NEW) {
-		rblk_warn("reactor%u: %s: DISCOVER after LOGIN: closing",
+	/* After a LOGIN, DISCOVER is how a client that proved a volume's
+	 * secret gets to see that volume listed (docs/protocol.md); the
+	 * connection then closes like any discovery connection. */
+	if (c->state == TGT_CONN_LIVE && c->nbusy) {
+		rblk_warn("reactor%u: %s: DISCOVER with commands in flight: closing",
 			  tgt_reactor_id(c->r), c->peer);
 		return -EPROTO;
 	}
@@ -631,7 +642,9 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	}
 	st = rblk_decode_discover(buf, len, host);
 	if (st == RBLK_S_OK)
-		n = tgt_acl_discover(host, c->peer, ents, RBLK_DISCOVER_MAX);
+		n = tgt_acl_discover(host, (const struct sockaddr *)&c->peer_sa,
+				     c->auth.proven ? c->auth.first.volume : NULL,
+				     ents, RBLK_DISCOVER_MAX);
 	off = rblk_encode_discover_rsp(pdu, st, n);
 	for (unsigned i = 0; i < n; i++)
 		off += rblk_encode_discover_entry(pdu + off, &ents[i]);
@@ -639,8 +652,9 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: DISCOVER: %u volume(s)",
-		 tgt_reactor_id(c->r), c->peer, n);
+	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: DISCOVER%s: %u volume(s)",
+		 tgt_reactor_id(c->r), c->peer,
+		 c->auth.proven ? " after authentication" : "", n);
 	tgt_conn_close(c, false, NULL);
 out_free:
 	free(pdu);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "acl.h"
 #include "backend.h"
@@ -59,6 +60,7 @@ struct tgt_conn {
 	bool     force_closed;
 	int      refs;
 	char     peer[80];		/* "ip:port" for logs */
+	struct sockaddr_storage peer_sa;	/* real peer address (ACL); AF_UNSPEC if unknown */
 	char     host[RBLK_NAME_MAX];	/* from LOGIN/DISCOVER */
 	struct tgt_volume *vol;
 	uint64_t session_id;
@@ -90,11 +92,14 @@ void *tgt_conn_alloc(size_t size);
 
 /*
  * Transport -> conn.  tgt_conn_init links c into r's list with one
- * reference (dropped by tgt_conn_close).  peer is for logs.
+ * reference (dropped by tgt_conn_close).  peer is for logs; peer_sa is the
+ * address the transport itself saw (getpeername, rdma_get_peer_addr), the
+ * only thing allow_hosts address entries are matched against (NULL when
+ * unknown: then none matches).
  */
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
-		   const char *peer);
+		   const char *peer, const struct sockaddr *peer_sa);
 
 /*
  * A received PDU.  buf holds `have` bytes: the whole PDU for every type but

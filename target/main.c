@@ -168,6 +168,11 @@ int main(int argc, char **argv)
 		printf("%s: OK: %u volume(s), %u TCP listener(s)%s\n", conf_path,
 		       cfg.n_vols, cfg.n_listen_tcp,
 		       cfg.listen_rdma ? ", RDMA listener" : "");
+		/* What an upgraded config means now (docs/admin.md). */
+		for (unsigned i = 0; i < cfg.n_vols; i++)
+			if (!cfg.vols[i].allow_any_host && !cfg.vols[i].n_allow_hosts)
+				printf("note: volume %s admits no host (no allow_hosts, no allow_any_host = yes)\n",
+				       cfg.vols[i].name);
 		tgt_config_free(&cfg);
 		return 0;
 	}

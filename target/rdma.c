@@ -757,7 +757,9 @@ void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w)
 		free(rc);
 		return;
 	}
-	tgt_conn_init(&rc->c, &tgt_transport_rdma, rc->srv, r, peer);
+	/* The CM's view of the peer, not anything the client sent: this is
+	 * what allow_hosts address entries are checked against. */
+	tgt_conn_init(&rc->c, &tgt_transport_rdma, rc->srv, r, peer, sa);
 	tgt_conn_get(&rc->c);	/* the transport's, dropped when drained */
 	arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
 	arm_cq(rc);

@@ -156,27 +156,30 @@ static void tcp_unlisten(struct tgt_listener *l)
 	free(l);
 }
 
-static void peer_name(int fd, char *buf, size_t len)
+/* Fills ss with the socket's peer (AF_UNSPEC if unknown) and buf with
+ * "addr:port" for logs. */
+static void peer_name(int fd, struct sockaddr_storage *ss, char *buf,
+		      size_t len)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
+	socklen_t sl = sizeof(*ss);
 	char h[INET6_ADDRSTRLEN] = "?";
 	unsigned port = 0;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	memset(ss, 0, sizeof(*ss));
+	if (getpeername(fd, (struct sockaddr *)ss, &sl) < 0)
+		ss->ss_family = AF_UNSPEC;
+	if (ss->ss_family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
 
-			inet_ntop(AF_INET, &s4->sin_addr, h, sizeof(h));
-			port = ntohs(s4->sin_port);
-		} else if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET, &s4->sin_addr, h, sizeof(h));
+		port = ntohs(s4->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
 
-			inet_ntop(AF_INET6, &s6->sin6_addr, h, sizeof(h));
-			port = ntohs(s6->sin6_port);
-		}
+		inet_ntop(AF_INET6, &s6->sin6_addr, h, sizeof(h));
+		port = ntohs(s6->sin6_port);
 	}
-	snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+	snprintf(buf, len, ss->ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
 		 h, port);
 }
 
@@ -185,10 +188,12 @@ static void adopt(struct tgt_reactor *r, struct tgt_work *w)
 {
 	struct tcp_conn *tc = (struct tcp_conn *)
 		((char *)w - offsetof(struct tcp_conn, work));
+	struct sockaddr_storage ss;
 	char peer[80];
 
-	peer_name(tc->fd, peer, sizeof(peer));
-	tgt_conn_init(&tc->c, &tgt_transport_tcp, tgt_reactor_priv(r), r, peer);
+	peer_name(tc->fd, &ss, peer, sizeof(peer));
+	tgt_conn_init(&tc->c, &tgt_transport_tcp, tgt_reactor_priv(r), r, peer,
+		      (struct sockaddr *)&ss);
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: connected", tgt_reactor_id(r),
 		 peer);
 	if (tc->c.state != TGT_CONN_CLOSING)

@@ -13,6 +13,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
 	p = (struct rblk_client_conn_params) {
 		.host = opts->host,
 		.port = opts->port && *opts->port ? opts->port : ops->default_port,
+		.source_addr = opts->source_addr,
 		.queue_id = (uint16_t)opts->queue_id,
 		.queue_depth = (uint16_t)depth,
 		.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS,
@@ -153,34 +155,23 @@ static int login_refused(const struct rblk_client_opts *opts, int status,
 }
 
 /*
- * Answers an RBLK_S_AUTH_REQUIRED challenge: fills login->auth_mac with
- * HMAC-SHA-256(secret, nonce || volume || host) (proto/auth.c), the secret
- * read from opts->secret_file (mode 0600 or refused).  The secret is wiped
- * from the stack before returning.
+ * Answers an RBLK_S_AUTH_REQUIRED challenge (proto/auth.h): picks our own
+ * nonce (the target must answer it) and fills login->auth_mac with MAC_I
+ * over the target's nonce, ours and the name fields as they go on the wire.
  */
 static int answer_challenge(const struct rblk_client_opts *opts,
+			    const struct rblk_secret *secret,
 			    struct rblk_login *login,
-			    const struct rblk_login_rsp *rsp,
+			    const uint8_t tgt_nonce[RBLK_NONCE_LEN],
 			    char *errbuf, size_t errlen)
 {
-	struct rblk_secret secret;
-	char why[256];
 	int ret;
 
-	if (!opts->secret_file) {
-		rblk_client_set_err(errbuf, errlen,
-			"volume '%s' requires authentication: give a secret_file",
-			opts->volume);
-		return -EACCES;
-	}
-	ret = rblk_auth_load_secret(opts->secret_file, &secret, why, sizeof(why));
-	if (ret) {
-		rblk_client_set_err(errbuf, errlen, "volume '%s': %s", opts->volume, why);
-		return ret;
-	}
-	ret = rblk_auth_mac(&secret, rsp->nonce, login->volume, login->host,
-			    login->auth_mac);
-	rblk_auth_clear_secret(&secret);
+	ret = rblk_auth_nonce(login->ini_nonce);
+	if (!ret)
+		ret = rblk_auth_mac(secret, RBLK_AUTH_INITIATOR, tgt_nonce,
+				    login->ini_nonce, login->volume, login->host,
+				    login->auth_mac);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "volume '%s': computing the auth MAC failed",
 			opts->volume);
@@ -188,6 +179,18 @@ static int answer_challenge(const struct rblk_client_opts *opts,
 	}
 	login->has_mac = 1;
 	return 0;
+}
+
+static int load_secret(const struct rblk_client_opts *opts,
+		       struct rblk_secret *secret, char *errbuf, size_t errlen)
+{
+	char why[256];
+	int ret;
+
+	ret = rblk_auth_load_secret(opts->secret_file, secret, why, sizeof(why));
+	if (ret)
+		rblk_client_set_err(errbuf, errlen, "volume '%s': %s", opts->volume, why);
+	return ret;
 }
 
 /* One LOGIN -> LOGIN_RSP round trip within deadline. */
@@ -221,39 +224,87 @@ static int login_round(const struct rblk_client_transport_ops *ops,
 	return 0;
 }
 
-static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
-		    const char *host, unsigned want_depth, int64_t deadline,
-		    char *errbuf, size_t errlen)
+/*
+ * The LOGIN exchange, with the mutual challenge when the volume has a
+ * secret.  With a secret_file the target must prove it knows the secret
+ * too: a target that answers OK without a challenge, or with a wrong
+ * proof, is refused before the session is used (an impostor would
+ * otherwise be handed our writes and could feed us its data).
+ */
+static int do_login(const struct rblk_client_opts *opts,
+		    const struct rblk_client_transport_ops *ops,
+		    struct rblk_client_conn *conn, const char *host,
+		    unsigned want_depth, int64_t deadline,
+		    struct rblk_volume_info *info, char *errbuf, size_t errlen)
 {
-	struct rblk_login l;
+	uint8_t tgt_nonce[RBLK_NONCE_LEN];
+	struct rblk_secret secret;
 	struct rblk_login_rsp rsp;
+	struct rblk_login l;
+	bool challenged = false;
 	int ret;
 
+	memset(&secret, 0, sizeof(secret));
 	memset(&l, 0, sizeof(l));
 	l.queue_id = (uint16_t)opts->queue_id;
 	l.queue_depth = (uint16_t)want_depth;
+	/* strcpy into zeroed fields: the same bytes the encoder sends, which
+	 * is what the MACs cover. */
 	strcpy(l.volume, opts->volume);
 	strcpy(l.host, host);
 
-	ret = login_round(q->ops, q->conn, &l, &rsp, deadline, errbuf, errlen);
-	if (ret)
-		return ret;
-	if (rsp.status == RBLK_S_AUTH_REQUIRED) {
-		ret = answer_challenge(opts, &l, &rsp, errbuf, errlen);
-		if (ret)
-			return ret;
-		ret = login_round(q->ops, q->conn, &l, &rsp, deadline, errbuf, errlen);
+	if (opts->secret_file) {
+		ret = load_secret(opts, &secret, errbuf, errlen);
 		if (ret)
 			return ret;
 	}
-	if (rsp.status != RBLK_S_OK)
-		return login_refused(opts, rsp.status, errbuf, errlen);
+	ret = login_round(ops, conn, &l, &rsp, deadline, errbuf, errlen);
+	if (ret)
+		goto out_wipe;
+	if (rsp.status == RBLK_S_AUTH_REQUIRED) {
+		if (!opts->secret_file) {
+			rblk_client_set_err(errbuf, errlen,
+				"volume '%s' requires authentication: give a secret_file",
+				opts->volume);
+			ret = -EACCES;
+			goto out_wipe;
+		}
+		memcpy(tgt_nonce, rsp.auth, sizeof(tgt_nonce));
+		ret = answer_challenge(opts, &secret, &l, tgt_nonce, errbuf, errlen);
+		if (!ret)
+			ret = login_round(ops, conn, &l, &rsp, deadline,
+					  errbuf, errlen);
+		if (ret)
+			goto out_wipe;
+		challenged = true;
+	}
+	if (rsp.status != RBLK_S_OK) {
+		ret = login_refused(opts, rsp.status, errbuf, errlen);
+		goto out_wipe;
+	}
+	if (opts->secret_file && !challenged) {
+		rblk_client_set_err(errbuf, errlen,
+			"target accepted volume '%s' without authenticating itself: a secret_file was given, so the target must prove it knows the secret (none set for this volume on the target, or not the real target)",
+			opts->volume);
+		ret = -EACCES;
+		goto out_wipe;
+	}
+	if (challenged &&
+	    rblk_auth_verify(&secret, RBLK_AUTH_TARGET, tgt_nonce, l.ini_nonce,
+			     l.volume, l.host, rsp.auth)) {
+		rblk_client_set_err(errbuf, errlen,
+			"target's proof for volume '%s' is wrong: it does not know the secret (a different secret, or not the real target); session not used",
+			opts->volume);
+		ret = -EACCES;
+		goto out_wipe;
+	}
 	if (rsp.queue_depth > want_depth) {
 		rblk_client_set_err(errbuf, errlen, "target granted depth %u > asked %u",
 			rsp.queue_depth, want_depth);
-		return -EPROTO;
+		ret = -EPROTO;
+		goto out_wipe;
 	}
-	q->info = (struct rblk_volume_info) {
+	*info = (struct rblk_volume_info) {
 		.size = rsp.size,
 		.block_size = rsp.block_size,
 		.max_io = rsp.max_io,
@@ -263,7 +314,10 @@ static int do_login(const struct rblk_client_opts *opts, struct rblk_queue *q,
 		.max_sge = rsp.max_sge,
 		.session_id = rsp.session_id,
 	};
-	return 0;
+	ret = 0;
+out_wipe:
+	rblk_auth_clear_secret(&secret);
+	return ret;
 }
 
 static int alloc_tags(struct rblk_queue *q, unsigned depth)
@@ -327,7 +381,8 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	ret = open_conn(opts, want, &q->ops, &q->conn, errbuf, errlen);
 	if (ret)
 		goto out_free_queue;
-	ret = do_login(opts, q, host, want, deadline, errbuf, errlen);
+	ret = do_login(opts, q->ops, q->conn, host, want, deadline, &q->info,
+		       errbuf, errlen);
 	if (ret)
 		goto out_close_conn;
 	ret = alloc_tags(q, q->info.queue_depth);
@@ -610,6 +665,11 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	int ret, st;
 
 	rblk_client_set_err(errbuf, errlen, "no error");
+	if (opts->volume && (strlen(opts->volume) >= RBLK_NAME_MAX ||
+			     rblk_name_valid(opts->volume))) {
+		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'", opts->volume);
+		return -EINVAL;
+	}
 	ret = pick_hostname(opts, host, errbuf, errlen);
 	if (ret)
 		return ret;
@@ -621,6 +681,15 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	ret = open_conn(opts, 1, &ops, &conn, errbuf, errlen);
 	if (ret)
 		goto out_free_buf;
+	/* Proving a volume's secret first is what lists that volume. */
+	if (opts->volume) {
+		struct rblk_volume_info info;
+
+		ret = do_login(opts, ops, conn, host, 1, deadline, &info,
+			       errbuf, errlen);
+		if (ret)
+			goto out_close_conn;
+	}
 	ret = ops->send_msg(conn, out, rblk_encode_discover(out, host),
 			    rblk_left_ms(deadline));
 	if (ret) {

@@ -199,6 +199,10 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	unsigned cqe;
 	int ret;
 
+	if (p->source_addr) {
+		rblk_client_set_err(errbuf, errlen, "a source address is supported on tcp only");
+		return -EOPNOTSUPP;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		rblk_client_set_err(errbuf, errlen, "out of memory");

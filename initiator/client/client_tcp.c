@@ -93,7 +93,27 @@ static void set_dead_peer_timers(int fd)
 		   sizeof(user_timeout));
 }
 
-static int connect_one(const struct addrinfo *ai, int timeout_ms)
+/* Binds fd to the numeric address src (port 0) of the socket's family. */
+static int bind_source(int fd, int family, const char *src)
+{
+	struct addrinfo hints = {
+		.ai_family = family,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICHOST | AI_PASSIVE,
+	};
+	struct addrinfo *res;
+	int ret = 0;
+
+	if (getaddrinfo(src, NULL, &hints, &res))
+		return -EADDRNOTAVAIL;
+	if (bind(fd, res->ai_addr, res->ai_addrlen) < 0)
+		ret = -errno;
+	freeaddrinfo(res);
+	return ret;
+}
+
+static int connect_one(const struct addrinfo *ai, const char *src,
+		       int timeout_ms)
 {
 	int one = 1, err = 0, fd;
 	socklen_t elen = sizeof(err);
@@ -102,6 +122,11 @@ static int connect_one(const struct addrinfo *ai, int timeout_ms)
 		    ai->ai_protocol);
 	if (fd < 0)
 		return -errno;
+	if (src) {
+		err = bind_source(fd, ai->ai_family, src);
+		if (err)
+			goto out_close;
+	}
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
 		if (errno != EINPROGRESS) {
 			err = -errno;
@@ -148,14 +173,15 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 		return gai == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, rblk_left_ms(deadline));
+		fd = connect_one(ai, p->source_addr, rblk_left_ms(deadline));
 		if (fd >= 0)
 			break;
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		snprintf(errbuf, errlen, "cannot connect to %s port %s: %s", p->host,
-			 p->port, strerror(-fd));
+		snprintf(errbuf, errlen, "cannot connect to %s port %s%s%s: %s", p->host,
+			 p->port, p->source_addr ? " from " : "",
+			 p->source_addr ? p->source_addr : "", strerror(-fd));
 		return fd;
 	}
 	c = calloc(1, sizeof(*c));

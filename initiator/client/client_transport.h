@@ -31,6 +31,7 @@ struct rblk_client_conn;
 struct rblk_client_conn_params {
 	const char *host;
 	const char *port;		/* never NULL: the core fills the default */
+	const char *source_addr;	/* numeric local address or NULL (TCP) */
 	uint16_t    queue_id;
 	uint16_t    queue_depth;	/* wanted (RDMA: CM private data, QP size) */
 	int         timeout_ms;		/* connect; > 0 */

@@ -24,6 +24,8 @@ struct rblk_client_opts {
 	const char *hostname;		/* NULL: this machine's hostname */
 	const char *transport;		/* "tcp" (default) or "rdma" */
 	const char *secret_file;	/* NULL: no authentication */
+	const char *source_addr;	/* numeric local address to connect from
+					 * (TCP only); NULL: the kernel's choice */
 	unsigned    queue_id;
 	unsigned    queue_depth;	/* wanted; 0 = 128 */
 	int         timeout_ms;		/* connect + login; 0 = 10000 */
@@ -105,8 +107,15 @@ int rblk_queue_fd(struct rblk_queue *q);
 /* Number of commands sent and not yet reaped. */
 unsigned rblk_queue_inflight(const struct rblk_queue *q);
 
-/* Lists volumes this host may use (DISCOVER).  Returns count or -errno;
- * entries is an array of max (a count above max fills only max). */
+/*
+ * Lists volumes this host may use (DISCOVER).  Volumes with a secret are
+ * listed only after proving it: with opts->volume set, the connection
+ * first logs in to that volume (answering its challenge with
+ * opts->secret_file, checking the target's proof) and then discovers, so
+ * that volume is listed too.  Returns count or -errno (login refusals as
+ * for rblk_queue_open); entries is an array of max (a count above max
+ * fills only max).
+ */
 int rblk_discover(const struct rblk_client_opts *opts,
 		  struct rblk_discover_entry *entries, unsigned max,
 		  char *errbuf, size_t errlen);

@@ -3,7 +3,8 @@
 # Access control at LOGIN: allow_hosts (by LOGIN host name or peer address),
 # per-volume secrets with the HMAC challenge (right, wrong, missing secret),
 # changes through rblkctl allow/deny/secret, refusals logged on the target
-# and reported clearly to the client, DISCOVER showing only allowed volumes.
+# and reported clearly to the client, DISCOVER showing only allowed volumes
+# and a volume with a secret only to a client that proved the secret.
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
@@ -29,6 +30,7 @@ allow_hosts = hostA, 10.99.99.99
 path = $T/sec.img
 size = 16M
 secret_file = $T/good.key
+allow_any_host = yes
 CONF
 start_target "$CONF"
 
@@ -50,7 +52,7 @@ log "allow_hosts from the config"
 ok anyhost vol0 --io 2
 ok hostA acl --io 2
 refused "access denied" hostB acl
-grep -q "login refused: volume 'acl' host 'hostB' peer 127.0.0.1:[0-9]*: access denied (host not in allow_hosts)" "$T/target.log" ||
+grep -q "login refused: volume 'acl' host 'hostB' peer 127.0.0.1:[0-9]*: access denied (neither host name nor peer address in allow_hosts)" "$T/target.log" ||
 	fail "target did not log the refusal with volume, host, peer and reason"
 
 log "rblkctl allow / deny"
@@ -70,7 +72,24 @@ grep -q "^allow_hosts = 10.99.99.99, hostB$" "$CONF" || fail "ACL change not per
 log "discover lists only what the host may use"
 d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB) || fail "discover hostB"
 echo "$d"
-grep -q "^acl " <<<"$d" && grep -q "^vol0 " <<<"$d" && grep -q "^sec " <<<"$d" || fail "hostB should see acl, vol0, sec"
+grep -q "^acl " <<<"$d" && grep -q "^vol0 " <<<"$d" || fail "hostB should see acl and vol0"
+# sec has a secret: without a proof it is not shown at all (name, size, flags).
+grep -q "sec" <<<"$d" && fail "discover lists the secret volume to an unauthenticated client: $d"
+d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB --json) || fail "discover --json"
+grep -q '"sec"' <<<"$d" && fail "discover --json lists the secret volume: $d"
+log "discover after proving the secret lists it"
+d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB --volume sec --secret-file "$T/good.key") ||
+	fail "discover with the secret"
+echo "$d"
+grep -q "^sec  *16M " <<<"$d" && grep -q "^vol0 " <<<"$d" && grep -q "^acl " <<<"$d" ||
+	fail "after the proof hostB should see sec, vol0, acl"
+if d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB --volume sec \
+	--secret-file "$T/bad.key" 2>&1); then fail "discover with a wrong secret worked: $d"; fi
+echo "$d"
+grep -q "authentication failed" <<<"$d" || fail "unclear refusal: $d"
+grep -q "^sec " <<<"$d" && fail "wrong secret still listed sec"
+if "$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --volume sec 2>/dev/null; then
+	fail "--volume without --secret-file accepted"; fi
 d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostC --json) || fail "discover hostC"
 grep -q '"acl"' <<<"$d" && fail "hostC sees acl: $d"
 grep -q '"vol0"' <<<"$d" || fail "hostC does not see vol0: $d"

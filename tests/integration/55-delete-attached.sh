@@ -23,7 +23,7 @@ wait_sessions() {	# VOLUME N
 	fail "volume $1: sessions $(sessions "$1"), want $2"
 }
 
-ctl "$CONF" volume create victim --size 16M || fail "create"
+ctl "$CONF" volume create victim --size 16M --allow-any-host || fail "create"
 "$LOGIN" --io 1 --hold 60 127.0.0.1 "$PORT" victim >"$T/victim.out" 2>&1 &
 vpid=$!
 "$LOGIN" --io 1 --hold 60 127.0.0.1 "$PORT" vol0 >"$T/other.out" 2>&1 &
@@ -56,7 +56,7 @@ grep -q "disconnecting session .*volume deleted" "$T/target.log" || fail "forced
 grep -q "no such volume" "$T/late.out" || fail "unclear: $(cat "$T/late.out")"
 
 log "the name can be reused at once"
-ctl "$CONF" volume create victim --size 8M || fail "re-create"
+ctl "$CONF" volume create victim --size 8M --allow-any-host || fail "re-create"
 "$LOGIN" --io 2 127.0.0.1 "$PORT" victim | grep -q "size=$((8 << 20))" || fail "re-created volume"
 
 log "resize with a session attached"

@@ -94,6 +94,7 @@ admin_socket = $conf.sock
 path = $file
 size = $size
 backend = $backend
+allow_any_host = yes
 CONF
 }
 

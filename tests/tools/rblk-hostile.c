@@ -502,7 +502,7 @@ static bool case_misaligned(void)
 			     RBLK_S_MISALIGNED, -2, NULL, true);
 }
 
-static void set_version(uint8_t *c) { c[1] = 2; }
+static void set_version(uint8_t *c) { c[1] = RBLK_PROTO_VERSION + 1; }
 static void set_hdr_rsvd(uint8_t *c) { c[2] = 1; }
 static void set_rsvd0(uint8_t *c) { c[28] = 1; }
 static void set_rsvd(uint8_t *c) { c[40] = 0x80; }

@@ -14,6 +14,9 @@
  *     --fua           the --io writes carry FUA
  *     --no-readback   the --io writes are not read back (null backend)
  *     --flush N       N FLUSH commands after the --io writes
+ *     --bind ADDR     connect from this local address (e.g. 127.0.0.2), so
+ *                     a test can pick the peer address the target sees
+ *     --transport T   tcp (default) or rdma
  *
  * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
  * or "ERR errno=E <reason>".  Exit 0 when the login (and I/O) worked, 1
@@ -73,6 +76,8 @@ int main(int argc, char **argv)
 		{ "fua", no_argument, NULL, 'F' },
 		{ "no-readback", no_argument, NULL, 'n' },
 		{ "flush", required_argument, NULL, 'f' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "transport", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4 };
@@ -100,6 +105,8 @@ int main(int argc, char **argv)
 		case 'F': fua = true; break;
 		case 'n': readback = false; break;
 		case 'f': nflush = strtoul(optarg, NULL, 0); break;
+		case 'b': o.source_addr = optarg; break;
+		case 't': o.transport = optarg; break;
 		default: return 2;
 		}
 	}
@@ -114,6 +121,15 @@ int main(int argc, char **argv)
 	if (ret) {
 		printf("ERR errno=%d %s\n", -ret, err);
 		return 1;
+	}
+	/* RDMA moves data only to and from registered memory (no-op on TCP). */
+	ret = rblk_queue_reg_buffer(q, wbuf, sizeof(wbuf));
+	if (!ret)
+		ret = rblk_queue_reg_buffer(q, rbuf, sizeof(rbuf));
+	if (ret) {
+		printf("ERR errno=%d registering I/O buffers\n", -ret);
+		rblk_queue_close(q);
+		return 3;
 	}
 	printf("OK size=%" PRIu64 " session=%" PRIu64, vi.size, vi.session_id);
 	for (unsigned i = 0; i < nio; i++) {

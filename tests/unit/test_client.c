@@ -2,8 +2,9 @@
 /*
  * Client library over TCP against a scripted in-process target (a thread on
  * loopback): login, tags and depth, data round trips, out-of-order and
- * batched responses, and the rule that anything malformed from the target
- * fails every outstanding I/O and kills the queue.
+ * batched responses, the rule that anything malformed from the target
+ * fails every outstanding I/O and kills the queue, and mutual
+ * authentication: a target that cannot prove the secret is not used.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,11 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "auth.h"
 #include "rblk_client.h"
 #include "log.h"
 
@@ -39,7 +42,12 @@ enum misbehave {
 	MB_HUGE_LENGTH,		/* header length far above max_io */
 	MB_MUTE_LOGIN,		/* accept, read LOGIN, never answer */
 	MB_TAG_NONE,		/* a connection error (tag NONE) instead of a READ answer */
+	MB_AUTH_GOOD,		/* challenge, check MAC_I, answer the right MAC_T */
+	MB_AUTH_BAD_PROOF,	/* ... answer a MAC_T with one bit flipped */
+	MB_AUTH_NO_PROOF,	/* ... answer OK without any MAC_T */
 };
+
+static const char fake_key[] = "0123456789abcdef0123456789abcdef";
 
 struct fake {
 	int lfd;
@@ -49,7 +57,34 @@ struct fake {
 	unsigned batch;		/* hold this many commands, answer in reverse */
 	uint16_t grant;		/* depth granted */
 	uint8_t *vol;
+	uint8_t nonce[RBLK_NONCE_LEN];	/* the challenge sent (MB_AUTH_*) */
 };
+
+/* The auth part of the fake's LOGIN answer (MB_AUTH_*). */
+static void fake_auth(struct fake *f, const struct rblk_login *l,
+		      struct rblk_login_rsp *r)
+{
+	struct rblk_secret key = { .len = sizeof(fake_key) - 1 };
+
+	memcpy(key.key, fake_key, key.len);
+	if (!l->has_mac) {
+		assert_int_equal(rblk_auth_nonce(f->nonce), 0);
+		memcpy(r->auth, f->nonce, RBLK_NONCE_LEN);
+		r->status = RBLK_S_AUTH_REQUIRED;
+		return;
+	}
+	if (rblk_auth_verify(&key, RBLK_AUTH_INITIATOR, f->nonce, l->ini_nonce,
+			     l->volume, l->host, l->auth_mac)) {
+		r->status = RBLK_S_AUTH_FAILED;
+		return;
+	}
+	if (f->mb == MB_AUTH_NO_PROOF)
+		return;
+	rblk_auth_mac(&key, RBLK_AUTH_TARGET, f->nonce, l->ini_nonce,
+		      l->volume, l->host, r->auth);
+	if (f->mb == MB_AUTH_BAD_PROOF)
+		r->auth[7] ^= 0x10;
+}
 
 static int rfull(int fd, void *b, size_t n)
 {
@@ -169,6 +204,8 @@ static void *fake_main(void *arg)
 				continue;
 			if (strcmp(l.volume, "vol0"))
 				r.status = RBLK_S_NO_SUCH_VOLUME;
+			else if (f->mb >= MB_AUTH_GOOD)
+				fake_auth(f, &l, &r);
 			if (l.queue_depth < r.queue_depth)
 				r.queue_depth = l.queue_depth;
 			wfull(c, buf, rblk_encode_login_rsp(buf, &r));
@@ -609,6 +646,63 @@ static void test_login_timeout(void **state)
 	fake_stop(f);
 }
 
+/* A 0600 copy of fake_key for the client. */
+static const char *key_file(void)
+{
+	static char path[64];
+	FILE *k;
+
+	snprintf(path, sizeof(path), "/tmp/rblk-client-key.%d", (int)getpid());
+	k = fopen(path, "w");
+	assert_non_null(k);
+	fputs(fake_key, k);
+	fclose(k);
+	assert_int_equal(chmod(path, 0600), 0);
+	return path;
+}
+
+/* Opens vol0 with a secret against a fake in mode mb; returns the error. */
+static int open_with_secret(enum misbehave mb, char *err, size_t errlen)
+{
+	struct fake *f = fake_start(mb, 0, DEPTH);
+	struct rblk_client_opts o = {
+		.host = "127.0.0.1", .port = f->port, .volume = "vol0",
+		.hostname = "unit-test", .timeout_ms = 2000,
+		.secret_file = key_file(),
+	};
+	struct rblk_queue *q = NULL;
+	int ret;
+
+	ret = rblk_queue_open(&o, &q, NULL, err, errlen);
+	if (!ret) {
+		assert_non_null(q);
+		rblk_queue_close(q);
+	} else {
+		assert_null(q);
+	}
+	unlink(o.secret_file);
+	fake_stop(f);
+	return ret;
+}
+
+static void test_auth_mutual(void **state)
+{
+	char err[256];
+
+	/* The fake checks our MAC_I and proves itself: a usable session. */
+	assert_int_equal(open_with_secret(MB_AUTH_GOOD, err, sizeof(err)), 0);
+	/* A wrong target proof: refused before the session is used. */
+	assert_int_equal(open_with_secret(MB_AUTH_BAD_PROOF, err, sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "target's proof for volume 'vol0' is wrong"));
+	/* OK with no proof at all (a target that skips its half). */
+	assert_int_equal(open_with_secret(MB_AUTH_NO_PROOF, err, sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "proof"));
+	/* No challenge although we hold a secret: an impostor's cheapest
+	 * trick, refused too. */
+	assert_int_equal(open_with_secret(MB_NONE, err, sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "without authenticating itself"));
+}
+
 static void test_discover(void **state)
 {
 	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
@@ -647,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_reap_timeout),
 		cmocka_unit_test(test_login_timeout),
 		cmocka_unit_test(test_discover),
+		cmocka_unit_test(test_auth_mutual),
 	};
 
 	/* Keep expected protocol errors out of the test output. */

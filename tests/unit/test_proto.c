@@ -83,7 +83,11 @@ static void test_hdr_v1_bad_version(void **state)
 	uint32_t len;
 
 	build_cmd(RBLK_OP_READ, 0, 1, 0, 4096, 1, 0);
-	pdu[1] = 2;
+	assert_int_equal(pdu[1], 2);	/* version 2: mutual authentication */
+	pdu[1] = 3;
+	assert_int_equal(rblk_decode_hdr(pdu, 80, RBLK_MAX_PDU, &type, &len),
+			 RBLK_S_BAD_VERSION);
+	pdu[1] = 1;	/* a version-1 peer cannot do mutual auth: refused */
 	assert_int_equal(rblk_decode_hdr(pdu, 80, RBLK_MAX_PDU, &type, &len),
 			 RBLK_S_BAD_VERSION);
 	pdu[1] = 0;
@@ -196,6 +200,12 @@ static void test_login_roundtrip(void **state)
 	pdu[152] = 1;
 	assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_OK);
 	assert_true(l.has_mac);
+	/* With a MAC, bytes 184..215 are the initiator's nonce. */
+	pdu[184] = 0xaa;
+	pdu[215] = 0x55;
+	assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_OK);
+	assert_int_equal(l.ini_nonce[0], 0xaa);
+	assert_int_equal(l.ini_nonce[31], 0x55);
 }
 
 static void test_login_v7_magic(void **state)
@@ -215,6 +225,7 @@ static void test_login_v8_zero_depth(void **state)
 	assert_int_equal(rblk_decode_login(pdu, n, &l), RBLK_S_INVALID_FIELD);
 }
 
+/* Flags, rsvd, and an initiator nonce without the MAC it belongs to. */
 static void test_login_v9_flags_and_reserved(void **state)
 {
 	struct rblk_login l;

@@ -86,6 +86,7 @@ admin_socket = $W/target.sock
 [volume bench]
 path = $IMG
 backend = uring
+allow_any_host = yes
 CONF
 "$B/rblk-target" --config "$W/target.conf" >"$W/target.log" 2>&1 &
 TPID=$!

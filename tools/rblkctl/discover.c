@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME]:
+ * rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME]
+ *                  [--volume NAME --secret-file F]:
  * asks a target (DISCOVER PDU on its data port) which volumes this host may
- * log in to.  Needs no admin socket: it works from any initiator.
+ * log in to.  Needs no admin socket: it works from any initiator.  A volume
+ * with a secret is listed only once the secret is proven (--volume and
+ * --secret-file: log in to it first on the same connection).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,11 +21,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME] [--json]\n"
-"  Lists the volumes the target lets this host use.\n"
+"usage: rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME]\n"
+"                        [--volume NAME --secret-file F] [--json]\n"
+"  Lists the volumes the target lets this host use.  Volumes with a secret are\n"
+"  not listed unless --volume names one and --secret-file proves its secret.\n"
 "  --target      target address; IPv6 as [addr]:port (default port 4420 tcp, 4421 rdma)\n"
 "  --transport   tcp (default) or rdma\n"
 "  --host NAME   host name to ask as (default: this machine's hostname)\n"
+"  --volume NAME, --secret-file F  authenticate to volume NAME first (mutual)\n"
 "  --json        JSON array instead of the table\n");
 }
 
@@ -60,6 +66,8 @@ int rblkctl_discover(int argc, char **argv)
 		{ "target", required_argument, NULL, 't' },
 		{ "transport", required_argument, NULL, 'T' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "volume", required_argument, NULL, 'v' },
+		{ "secret-file", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -76,6 +84,8 @@ int rblkctl_discover(int argc, char **argv)
 		case 't': target = optarg; break;
 		case 'T': o.transport = optarg; break;
 		case 'H': o.hostname = optarg; break;
+		case 'v': o.volume = optarg; break;
+		case 'S': o.secret_file = optarg; break;
 		case 'j': ctl_json = true; break;
 		case 's': break;	/* global option; not used here */
 		case 'h': usage(stdout); return 0;
@@ -94,6 +104,14 @@ int rblkctl_discover(int argc, char **argv)
 	}
 	if (o.hostname && rblk_name_valid(o.hostname)) {
 		fprintf(stderr, "rblkctl discover: invalid --host name\n");
+		return 2;
+	}
+	if (o.volume && rblk_name_valid(o.volume)) {
+		fprintf(stderr, "rblkctl discover: invalid --volume name\n");
+		return 2;
+	}
+	if (!!o.volume != !!o.secret_file) {
+		fprintf(stderr, "rblkctl discover: --volume and --secret-file go together\n");
 		return 2;
 	}
 	if (split_target(target, &o.host, &o.port)) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "ctl.h"
 #include "rblk_proto.h"
 #include "size.h"
@@ -138,13 +139,15 @@ static void print_volume(json_object *v)
 	printf("  auth:       %s%s%s\n", ctl_jbool(v, "auth") ? "secret " : "none",
 	       ctl_jbool(v, "auth") ? ctl_jstr(v, "secret_file", "") : "", "");
 	printf("  allow:      ");
-	if (json_object_object_get_ex(v, "allow_hosts", &h) && json_object_array_length(h)) {
+	if (ctl_jbool(v, "allow_any_host")) {
+		printf("any host\n");
+	} else if (json_object_object_get_ex(v, "allow_hosts", &h) && json_object_array_length(h)) {
 		for (size_t i = 0; i < json_object_array_length(h); i++)
 			printf("%s%s", i ? ", " : "",
 			       json_object_get_string(json_object_array_get_idx(h, i)));
 		printf("\n");
 	} else {
-		printf("any host\n");
+		printf("no host\n");
 	}
 	printf("  sessions:   %" PRId64 "\n", ctl_jint(v, "sessions"));
 }
@@ -159,11 +162,12 @@ static int cmd_create(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "ro", no_argument, NULL, 'r' },
+		{ "allow-any-host", no_argument, NULL, 'A' },
 		COMMON_OPTS, { NULL, 0, NULL, 0 },
 	};
 	const char *size = NULL, *path = NULL, *dev = NULL, *backend = NULL;
 	json_object *req, *rsp;
-	bool ro = false;
+	bool ro = false, any = false;
 	uint64_t bytes = 0;
 	char *ap = NULL;
 	int c, ret;
@@ -176,6 +180,7 @@ static int cmd_create(int argc, char **argv)
 		case 'd': dev = optarg; break;
 		case 'b': backend = optarg; break;
 		case 'r': ro = true; break;
+		case 'A': any = true; break;
 		default:
 			if ((ret = common_opt(c)) >= 0)
 				return ret;
@@ -211,6 +216,8 @@ static int cmd_create(int argc, char **argv)
 		json_object_object_add(req, "backend", json_object_new_string(backend));
 	if (ro)
 		json_object_object_add(req, "read_only", json_object_new_boolean(1));
+	if (any)
+		json_object_object_add(req, "allow_any_host", json_object_new_boolean(1));
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
@@ -223,6 +230,8 @@ static int cmd_create(int argc, char **argv)
 		       rblk_format_size((uint64_t)ctl_jint(v, "size"), sz, sizeof(sz)),
 		       ctl_jstr(v, "type", "?"), ctl_jstr(v, "path", "-"),
 		       ctl_jstr(v, "backend", "?"));
+		if (ctl_jstr(rsp, "warning", NULL))
+			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
 	}
 	json_object_put(rsp);
 	return 0;
@@ -394,24 +403,52 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * allow|deny NAME HOST, or allow|deny NAME --any.  HOST (name, address or
+ * CIDR range) is checked by the target only: the address rules live there.
+ */
 static int allow_deny(int argc, char **argv, const char *cmd)
 {
-	const char *args[2];
+	static const struct option lo[] = {
+		{ "any", no_argument, NULL, 'a' },
+		COMMON_OPTS, { NULL, 0, NULL, 0 },
+	};
+	bool allow = !strcmp(cmd, "volume.allow"), any = false;
 	json_object *req, *rsp;
-	int ret;
+	const char *name, *host = NULL;
+	int c, ret;
 
-	if ((ret = name_only(argc, argv, 2, args)) >= 0)
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'a')
+			any = true;
+		else if ((ret = common_opt(c)) >= 0)
+			return ret;
+	}
+	if (argc - optind != (any ? 1 : 2))
+		return usage_err("%s", any ? "give NAME only with --any" : "give NAME and HOST (or NAME --any)");
+	name = argv[optind];
+	if ((ret = check_name("volume", name)))
 		return ret;
-	req = request(cmd, args[0]);
-	json_object_object_add(req, "host", json_object_new_string(args[1]));
+	req = request(cmd, name);
+	if (any) {
+		json_object_object_add(req, "any", json_object_new_boolean(1));
+	} else {
+		host = argv[optind + 1];
+		json_object_object_add(req, "host", json_object_new_string(host));
+	}
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
 		if (!ctl_jbool(rsp, "changed"))
-			printf("host %s was already allowed on volume %s\n", args[1], args[0]);
+			printf("volume %s: %s was already allowed\n", name,
+			       any ? "any host" : host);
+		else if (any)
+			printf("volume %s: %s\n", name, allow ? "open to any host" :
+			       "no longer open to any host");
 		else
-			printf("volume %s: host %s %s\n", args[0], args[1],
-			       strcmp(cmd, "volume.allow") ? "removed from the allow list" : "allowed");
+			printf("volume %s: host %s %s\n", name, host,
+			       allow ? "allowed" : "removed from the allow list");
 		if (ctl_jstr(rsp, "warning", NULL))
 			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
 	}
@@ -429,23 +466,31 @@ static int cmd_deny(int argc, char **argv)
 	return allow_deny(argc, argv, "volume.deny");
 }
 
+/*
+ * secret NAME --file F | --generate F | --clear.  --generate writes a new
+ * random secret file here first (rblkctl runs on the target's host: the
+ * admin socket is local) and removes it again if the target refuses it.
+ */
 static int cmd_secret(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "file", required_argument, NULL, 'f' },
+		{ "generate", required_argument, NULL, 'g' },
 		{ "clear", no_argument, NULL, 'c' },
 		COMMON_OPTS, { NULL, 0, NULL, 0 },
 	};
 	json_object *req, *rsp;
-	const char *file = NULL;
+	const char *file = NULL, *gen = NULL;
 	bool clear = false;
-	char *ap;
+	char *ap = NULL, why[512];
 	int c, ret;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'f')
 			file = optarg;
+		else if (c == 'g')
+			gen = optarg;
 		else if (c == 'c')
 			clear = true;
 		else if ((ret = common_opt(c)) >= 0)
@@ -453,37 +498,52 @@ static int cmd_secret(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return usage_err("%s", "give exactly one NAME");
-	if (!!file == clear)
-		return usage_err("%s", "give either --file F or --clear");
+	if (!!file + !!gen + clear != 1)
+		return usage_err("%s", "give one of --file F, --generate F or --clear");
 	if ((ret = check_name("volume", argv[optind])))
 		return ret;
 	req = request("volume.secret", argv[optind]);
-	if (file) {
-		ap = abs_path(file);
+	if (clear) {
+		json_object_object_add(req, "clear", json_object_new_boolean(1));
+	} else {
+		ap = abs_path(file ? file : gen);
 		if (!ap) {
 			json_object_put(req);
 			fprintf(stderr, "rblkctl: %s\n", strerror(errno));
 			return 1;
 		}
+		if (gen && (ret = rblk_auth_generate_secret(ap, why, sizeof(why)))) {
+			fprintf(stderr, "rblkctl volume secret: %s\n", why);
+			json_object_put(req);
+			free(ap);
+			return 1;
+		}
 		json_object_object_add(req, "file", json_object_new_string(ap));
-		free(ap);
-	} else {
-		json_object_object_add(req, "clear", json_object_new_boolean(1));
 	}
-	if (send_req(req, &rsp))
+	ret = send_req(req, &rsp);
+	if (ret && gen)
+		unlink(ap);	/* refused: leave nothing behind */
+	free(ap);
+	if (ret)
 		return 1;
-	if (!ctl_json)
+	if (!ctl_json) {
+		if (gen)
+			printf("volume %s: wrote %d random bytes to %s (mode 0600); copy it to the initiators over a safe channel\n",
+			       argv[optind], RBLK_SECRET_GEN_LEN, gen);
 		printf("volume %s: %s\n", argv[optind],
 		       clear ? "secret cleared (no authentication)" : "secret set (logins must answer the challenge)");
+	}
 	json_object_put(rsp);
 	return 0;
 }
 
 static const struct vol_cmd vol_cmds[] = {
 	{ .name = "create", .fn = cmd_create,
-	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro]",
+	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro] [--allow-any-host]",
 	  .help = "Creates a volume.  Without --path/--device a sparse file NAME.img is made in\n"
-		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units)." },
+		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units).\n"
+		  "A new volume admits no host until you allow some (volume allow), or\n"
+		  "--allow-any-host opens it to every host." },
 	{ .name = "delete", .fn = cmd_delete, .usage = "delete NAME [--force]",
 	  .help = "Deletes a volume; refused while sessions are attached unless --force, which\n"
 		  "disconnects them.  A file the target created in volume_dir is removed;\n"
@@ -494,14 +554,20 @@ static const struct vol_cmd vol_cmds[] = {
 	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
 	{ .name = "show", .fn = cmd_show, .usage = "show NAME",
 	  .help = "Shows a volume: size, backing, backend, ACL, sessions, counters." },
-	{ .name = "allow", .fn = cmd_allow, .usage = "allow NAME HOST",
-	  .help = "Adds HOST (a LOGIN host name or an IP address) to the allow list.\n"
-		  "An empty allow list lets any host in." },
-	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST",
-	  .help = "Removes HOST from the allow list (new logins; attached sessions stay)." },
-	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --clear",
+	{ .name = "allow", .fn = cmd_allow, .usage = "allow NAME HOST | allow NAME --any",
+	  .help = "Adds HOST to the allow list: an IP address or CIDR range (10.0.0.0/24,\n"
+		  "fd00::/64) matches the connection's real address; a name matches the host\n"
+		  "name the client claims, which anyone can claim.  --any opens the volume to\n"
+		  "every host (allow_any_host; only while the list is empty)." },
+	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST | deny NAME --any",
+	  .help = "Removes HOST from the allow list, or --any closes an open volume (new\n"
+		  "logins; attached sessions stay).  An empty list admits no host." },
+	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --generate F | --clear",
 	  .help = "Sets the volume's shared secret (file F, mode 0600, 16..1024 bytes, read by\n"
-		  "the target) or clears it.  Initiators then need the same secret file." },
+		  "the target) or clears it.  --generate F first writes a new secret to F: 32\n"
+		  "random bytes (getrandom), mode 0600, never over an existing file.  Initiators\n"
+		  "then need a copy of the same file.  Prefer generated secrets: anyone who\n"
+		  "records one login can try guesses offline (docs/protocol.md)." },
 };
 
 static void volume_usage(FILE *f)

@@ -36,6 +36,7 @@ ${5:-}
 path = $3
 size = ${4:-64M}
 backend = $2
+allow_any_host = yes
 CONF
 }
 
@@ -208,6 +209,68 @@ CONF
 	stop_tgt
 }
 
+# Access control over RDMA takes the peer address from the RDMA CM
+# (rdma_get_peer_addr), not from the socket: an address entry matches the
+# real RDMA peer, a client claiming a listed address as its name is
+# refused; a volume with a secret is hidden from discovery until proven
+# (DISCOVER after the mutual LOGIN on the same queue pair).
+case_acl_rdma() {
+	local out login=$RBLK_BUILD/tests/tools/rblk-login
+	need_rdma
+	need_build rblkctl tests/tools/rblk-login
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$CASE_TMP/sec.key"
+	chmod 600 "$CASE_TMP/sec.key"
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 16M
+	cat >>tgt.conf <<CONF
+
+[volume byaddr]
+path = $CASE_TMP/byaddr.img
+size = 4M
+allow_hosts = $IP
+
+[volume bynet]
+path = $CASE_TMP/bynet.img
+size = 4M
+allow_hosts = ${IP%.*}.0/24
+
+[volume notme]
+path = $CASE_TMP/notme.img
+size = 4M
+allow_hosts = 192.0.2.1
+
+[volume sec]
+path = $CASE_TMP/sec.img
+size = 4M
+allow_any_host = yes
+secret_file = $CASE_TMP/sec.key
+CONF
+	start_tgt tgt.conf
+	out=$("$login" --transport rdma --host anyname --io 1 "$IP" "$RPORT" byaddr 2>&1) ||
+		fail "address entry does not admit the real RDMA peer: $out"
+	out=$("$login" --transport rdma --host anyname "$IP" "$RPORT" bynet 2>&1) ||
+		fail "CIDR entry does not admit the real RDMA peer: $out"
+	if out=$("$login" --transport rdma --host 192.0.2.1 "$IP" "$RPORT" notme 2>&1); then
+		fail "a claimed host name equal to a listed address got in over RDMA"
+	fi
+	grep -q "access denied" <<<"$out" || fail "unclear refusal: $out"
+	grep -q "login refused: volume 'notme' host '192.0.2.1' peer rdma:$IP:[0-9]*: access denied" "$CASE_TMP/tgt.log" ||
+		fail "refusal not logged with the RDMA peer"
+	out=$("$login" --transport rdma --secret "$CASE_TMP/sec.key" --io 1 "$IP" "$RPORT" sec 2>&1) ||
+		fail "mutual authentication over RDMA: $out"
+	out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --host x 2>&1) ||
+		fail "discover over rdma: $out"
+	echo "$out"
+	grep -qw byaddr <<<"$out" || fail "discover does not list byaddr by the RDMA peer address"
+	grep -qw notme <<<"$out" && fail "discover lists notme"
+	grep -qw sec <<<"$out" && fail "discover lists the secret volume without a proof"
+	out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --host x \
+		--volume sec --secret-file "$CASE_TMP/sec.key" 2>&1) || fail "discover with the secret over rdma: $out"
+	echo "$out"
+	grep -qw sec <<<"$out" || fail "discover after the proof does not list sec"
+	alive
+	stop_tgt
+}
+
 # Hostile initiators: each rdma_probe case must see the reaction it
 # expects (reject with a status / error status on a live connection /
 # this connection closed), while a well-behaved fio job on another queue
@@ -316,6 +379,7 @@ run_case -t 200 restart-keeps-data case_restart
 run_case -t 200 tcp-and-rdma case_tcp_and_rdma
 run_case -t 120 target-killed case_target_killed
 run_case -t 120 discover-rdma case_discover
+run_case -t 120 acl-rdma case_acl_rdma
 run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
 cases_done

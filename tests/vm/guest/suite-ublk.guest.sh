@@ -44,6 +44,7 @@ start_tgt() {
 		echo "[volume vol0]"
 		echo "path = $VOLDIR/vol0.img"
 		echo "size = $size"
+		echo "allow_any_host = yes"
 	} >"$CASE_TMP/target.conf"
 	# A fresh log per start, so "ready" below is this start's.
 	[ -f "$CASE_TMP/target.log" ] && cat "$CASE_TMP/target.log" >>"$CASE_TMP/target.log.old"
