@@ -31,6 +31,7 @@
  * (I/O below 64 KiB fails with EIO, below 128 KiB cannot be submitted).
  * tests/fuzz/gen-seeds.py writes sessions for each.
  */
+#include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 			CHECK(r.queue_depth <= fz_srv.cfg.max_queue_depth);
 		}
 		if (r.status == RBLK_S_AUTH_REQUIRED)
-			memcpy(f->nonce, r.nonce, RBLK_NONCE_LEN);
+			memcpy(f->nonce, r.auth, RBLK_NONCE_LEN);
 		break;
 	}
 	case RBLK_PDU_DISCOVER_RSP: {
@@ -330,7 +331,9 @@ static void fix_mac(struct fz_conn *f, uint8_t *pdu, size_t len)
 		return;
 	memcpy(vol, wvol, sizeof(vol));
 	memcpy(host, whost, sizeof(host));
-	CHECK(rblk_auth_mac(&fz_secret, f->nonce, vol, host, mac) == 0);
+	CHECK(rblk_auth_mac(&fz_secret, RBLK_AUTH_INITIATOR, f->nonce,
+			    pdu + offsetof(struct rblk_wire_login, ini_nonce),
+			    vol, host, mac) == 0);
 }
 
 /* Offers `need` bytes of a PDU of `len` bytes from an exactly sized copy
@@ -554,7 +557,7 @@ static struct tgt_volume *add_null_volume(const char *name, uint64_t size,
 {
 	struct tgt_volume_cfg cfg = {
 		.size = size, .read_only = ro, .allow_hosts = hosts,
-		.n_allow_hosts = n_hosts,
+		.n_allow_hosts = n_hosts, .allow_any_host = !n_hosts,
 	};
 	struct tgt_volume *v;
 	char err[256];
@@ -569,6 +572,12 @@ static struct tgt_volume *add_null_volume(const char *name, uint64_t size,
 	v->block_size = bs;	/* null volumes open with 512 */
 	return v;
 }
+
+/* The peer every fuzzed connection comes from (address ACL entries). */
+static const struct sockaddr_in fz_peer = {
+	.sin_family = AF_INET, .sin_port = 0x409c,	/* 40000 */
+	.sin_addr = { .s_addr = 0x0900000a },		/* 10.0.0.9 */
+};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -676,7 +685,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(f->rbuf != NULL);
 	fz_live = f;
 	tgt_conn_init(&f->c, msg_mode() ? &fz_msg_ops : &fz_stream_ops, &fz_srv,
-		      fz_r, "10.0.0.9:40000");
+		      fz_r, "10.0.0.9:40000", (const struct sockaddr *)&fz_peer);
 
 	while (pos < n && fz_live && fz_reading(fz_live)) {
 		size_t want = h.chunks[ci++ % sizeof(h.chunks)];

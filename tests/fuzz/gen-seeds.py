@@ -22,8 +22,11 @@ FUA = 1
 MAC_MAGIC = b"\xa5" * 32          # fuzz_conn.c: harness puts the right MAC
 
 
+VERSION = 2                       # RBLK_PROTO_VERSION
+
+
 def hdr(typ, length):
-    return struct.pack("<BBHI", typ, 1, 0, length)
+    return struct.pack("<BBHI", typ, VERSION, 0, length)
 
 
 def name(s):
@@ -33,7 +36,9 @@ def name(s):
 
 def login(volume, host="fuzz", depth=32, queue_id=0, mac=b"\0" * 32):
     body = struct.pack("<IHHII", MAGIC, queue_id, depth, 0, 0)
-    body += name(volume) + name(host) + mac + b"\0" * 32
+    # With a MAC, the initiator's own nonce (mutual authentication).
+    ini_nonce = b"\0" * 32 if mac == b"\0" * 32 else b"\x5a" * 32
+    body += name(volume) + name(host) + mac + ini_nonce
     return hdr(LOGIN, 8 + len(body)) + body
 
 
@@ -69,7 +74,7 @@ def discover_rsp(entries):
 
 
 def rdma_cm(queue_id=0, depth=32, status=0):
-    return struct.pack("<IBBHHHII", MAGIC, 1, 0, queue_id, depth, status, 0, 0)
+    return struct.pack("<IBBHHHII", MAGIC, VERSION, 0, queue_id, depth, status, 0, 0)
 
 
 # ---- fuzz_proto: struct fz_params + PDU ----------------------------------

@@ -521,7 +521,7 @@ static void conn_cmd(struct fixture *f, struct fake_conn *fc, uint8_t opcode,
 
 static void conn_chain(struct fixture *f, const char *backend)
 {
-	struct tgt_volume_cfg cfg = { .size = VOL_SIZE };
+	struct tgt_volume_cfg cfg = { .size = VOL_SIZE, .allow_any_host = true };
 	struct tgt_server srv;
 	struct rblk_login l = { .queue_depth = 4 };
 	struct fake_conn *fc = calloc(1, sizeof(*fc));
@@ -553,7 +553,7 @@ static void conn_chain(struct fixture *f, const char *backend)
 	}
 	assert_int_equal(tgt_export_add(v, &cfg, err, sizeof(err)), 0);
 
-	tgt_conn_init(&fc->c, &fake_tp, &srv, f->r, "test:1");
+	tgt_conn_init(&fc->c, &fake_tp, &srv, f->r, "test:1", NULL);
 	snprintf(l.volume, sizeof(l.volume), "v");
 	snprintf(l.host, sizeof(l.host), "h");
 	n = rblk_encode_login(pdu, &l);
