@@ -553,6 +553,8 @@ int rblk_client_send(struct rblk_queue *q, uint32_t tag)
 	struct rblk_io *io = q->slot[tag];
 	int ret;
 
+	if (q->tstate[tag] == TAG_HELD)
+		q->nheld--;
 	q->tstate[tag] = TAG_SENT;
 	q->nsent++;
 	rblk_rc_sent(q, tag);
