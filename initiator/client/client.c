@@ -585,6 +585,10 @@ int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
 	uint32_t tag;
 	int ret;
 
+	/* A caller that only submits while I/O fails fast still drives the
+	 * reconnect: run what is due, without waiting. */
+	if (q->state == RBLK_QUEUE_CONNECTING)
+		rblk_rc_step(q, 0);
 	if (q->state == RBLK_QUEUE_FAILED)
 		return -ENOTCONN;
 	if (!io_valid(q, io))
