@@ -50,6 +50,8 @@ struct ini_opts {
 	int ready_fd;
 	const char *log_path;
 	int cleanup_dev;		/* >= 0: --cleanup-dev mode */
+	/* faults: rblk_client_opts values (ms, 0 = library default) */
+	int ka_ms, io_ms, delay_ms, loss_ms, fail_ms;
 };
 
 struct ini_dev {
@@ -64,6 +66,7 @@ struct ini_dev {
 	int cdev_fd;
 	int exit_efd;
 	struct ini_state st;
+	unsigned reconnects_written;
 };
 
 static void usage(FILE *f)
@@ -81,6 +84,15 @@ static void usage(FILE *f)
 "  --secret-file FILE     shared secret for the login challenge\n"
 "  --dev-id N             ask for /dev/ublkbN (default: next free)\n"
 "  --grace-ms N           on stop, how long in-flight I/O may take (default %d)\n"
+"  --keep-alive-tmo S     no answer to a keep-alive for S s = connection dead\n"
+"                         (default 5; 0 or -1: no keep-alive)\n"
+"  --io-timeout S         a command unanswered for S s rebuilds its connection\n"
+"                         (default 30; 0 or -1: never)\n"
+"  --reconnect-delay S    between reconnect attempts (default 2)\n"
+"  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
+"                         -1: forever, 0: never reconnect)\n"
+"  --fast-io-fail-tmo S   fail I/O after S s disconnected, still reconnecting\n"
+"                         (default -1: off)\n"
 "  --ready-fd FD          write \"OK ublkbN\" or \"ERR reason\" there once started\n"
 "  --log-file PATH        recorded in the state file (the caller redirects)\n"
 "  --log-level LEVEL      err|warn|info|debug\n"
@@ -126,6 +138,20 @@ static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	if (errno || end == s || *end || v < lo || v > hi)
 		return -EINVAL;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/* A timeout in seconds, lo (-1 or 1) .. one year, as an rblk_client_opts value. */
+static int parse_tmo(const char *s, long lo, int *ms)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > 365L * 86400)
+		return -EINVAL;
+	*ms = rblk_tmo_from_sec(v);
 	return 0;
 }
 
@@ -186,11 +212,16 @@ static int parse_args(int argc, char **argv, struct ini_opts *o)
 		{ "log-level",   required_argument, NULL, 'l' },
 		{ "debug",       required_argument, NULL, 'D' },
 		{ "cleanup-dev", required_argument, NULL, 'C' },
+		{ "keep-alive-tmo",   required_argument, NULL, 'K' },
+		{ "io-timeout",       required_argument, NULL, 'O' },
+		{ "reconnect-delay",  required_argument, NULL, 'R' },
+		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
+		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned v;
-	int c;
+	int c, ms;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -252,6 +283,18 @@ static int parse_args(int argc, char **argv, struct ini_opts *o)
 			break;
 		case 'D':
 			rblk_debug_mask = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'K': case 'O': case 'R': case 'X': case 'F':
+			if (parse_tmo(optarg, c == 'R' ? 1 : -1, &ms)) {
+				fprintf(stderr, "rblk-initiator: bad --%s '%s' (seconds%s)\n",
+					c == 'K' ? "keep-alive-tmo" : c == 'O' ? "io-timeout" :
+					c == 'R' ? "reconnect-delay" : c == 'X' ? "ctrl-loss-tmo" :
+					"fast-io-fail-tmo", optarg, c == 'R' ? ", at least 1" :
+					", -1 for never");
+				return -EINVAL;
+			}
+			*(c == 'K' ? &o->ka_ms : c == 'O' ? &o->io_ms : c == 'R' ? &o->delay_ms :
+			  c == 'X' ? &o->loss_ms : &o->fail_ms) = ms;
 			break;
 		case 'C':
 			if (parse_uint(optarg, 0, 1u << 20, &v)) {
@@ -335,6 +378,11 @@ static int connect_queues(struct ini_dev *d)
 		.transport = d->o.transport,
 		.secret_file = d->o.secret_file,
 		.queue_depth = d->o.depth,
+		.keep_alive_tmo_ms = d->o.ka_ms,
+		.io_timeout_ms = d->o.io_ms,
+		.reconnect_delay_ms = d->o.delay_ms,
+		.ctrl_loss_tmo_ms = d->o.loss_ms,
+		.fast_io_fail_tmo_ms = d->o.fail_ms,
 	};
 	struct rblk_volume_info vi;
 	char why[256];
@@ -481,9 +529,13 @@ static void set_state(struct ini_dev *d, const char *state)
 {
 	int ret;
 
-	if (!strcmp(d->st.state, state))
+	if (!strcmp(d->st.state, state) && d->st.reconnects == d->reconnects_written)
 		return;
-	snprintf(d->st.state, sizeof(d->st.state), "%s", state);
+	if (strcmp(d->st.state, state)) {
+		snprintf(d->st.state, sizeof(d->st.state), "%s", state);
+		d->st.state_since = time(NULL);
+	}
+	d->reconnects_written = d->st.reconnects;
 	ret = ini_state_write(&d->st);
 	if (ret)
 		rblk_warn("state file in %s: %s", ini_state_dir(), strerror(-ret));
@@ -536,7 +588,7 @@ static void teardown(struct ini_dev *d, int started)
 }
 
 /* Waits for SIGTERM/SIGINT or a queue thread ending; keeps the state
- * file's connected/disconnected view current. */
+ * file's live/connecting/failed view and reconnect count current. */
 static void serve(struct ini_dev *d, int sfd)
 {
 	struct pollfd pfd[2] = {
@@ -544,7 +596,7 @@ static void serve(struct ini_dev *d, int sfd)
 		{ .fd = d->exit_efd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
-	unsigned i, up;
+	unsigned i, nconn, nfailed, reconnects;
 
 	for (;;) {
 		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
@@ -559,9 +611,18 @@ static void serve(struct ini_dev *d, int sfd)
 			rblk_err("a queue thread ended on its own; stopping the device");
 			return;
 		}
-		for (i = 0, up = 0; i < d->nq; i++)
-			up += ini_queue_connected(d->queues[i]);
-		set_state(d, up == d->nq ? "live" : "disconnected");
+		nconn = nfailed = reconnects = 0;
+		for (i = 0; i < d->nq; i++) {
+			struct ini_queue_conn c;
+
+			ini_queue_conn_status(d->queues[i], &c);
+			nconn += c.state == RBLK_QUEUE_CONNECTING;
+			nfailed += c.state == RBLK_QUEUE_FAILED;
+			reconnects += c.reconnects;
+		}
+		/* The device is as bad as its worst queue. */
+		d->st.reconnects = reconnects;
+		set_state(d, nfailed ? "failed" : nconn ? "connecting" : "live");
 	}
 }
 

@@ -53,6 +53,8 @@ int ini_state_write(const struct ini_state *s)
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)s->size));
 	json_object_object_add(o, "block_size", json_object_new_int(s->block_size));
 	json_object_object_add(o, "state", json_object_new_string(s->state));
+	json_object_object_add(o, "state_since", json_object_new_int64(s->state_since));
+	json_object_object_add(o, "reconnects", json_object_new_int(s->reconnects));
 	json_object_object_add(o, "log", json_object_new_string(s->log));
 	json_object_object_add(o, "started", json_object_new_int64(s->started));
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
@@ -129,6 +131,8 @@ int ini_state_read(const char *path, struct ini_state *s)
 	s->size = (uint64_t)get_int(o, "size", 0);
 	s->block_size = (uint32_t)get_int(o, "block_size", 0);
 	get_str(o, "state", s->state, sizeof(s->state));
+	s->state_since = get_int(o, "state_since", 0);
+	s->reconnects = (unsigned)get_int(o, "reconnects", 0);
 	get_str(o, "log", s->log, sizeof(s->log));
 	s->started = get_int(o, "started", 0);
 	json_object_put(o);

@@ -25,7 +25,9 @@ struct ini_state {
 	unsigned depth;
 	uint64_t size;
 	uint32_t block_size;
-	char     state[16];		/* starting | live | disconnected | stopping */
+	char     state[16];		/* starting | live | connecting | failed | stopping */
+	int64_t  state_since;		/* unix time the state was entered */
+	unsigned reconnects;		/* successful reconnects, all queues */
 	char     log[256];		/* daemon log file, "" if none */
 	int64_t  started;		/* unix time */
 };

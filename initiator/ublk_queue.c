@@ -8,6 +8,13 @@
  * COMMIT_AND_FETCH with the result -> FETCHING again.  When the device
  * stops the kernel completes the pending fetch with UBLK_IO_RES_ABORT and
  * the tag is DEAD; the thread ends when every tag is dead.
+ *
+ * A lost connection is the client library's to mend: while its queue is
+ * CONNECTING it holds what we submitted (the tags stay AT_TARGET, nothing
+ * is committed) and accepts more; requests are failed only with what the
+ * library fails (fast_io_fail_tmo, ctrl_loss_tmo).  The connection fd
+ * rblk_queue_fd() stays the same across reconnects and also wakes us for
+ * the library's timers.
  */
 #include <errno.h>
 #include <poll.h>
@@ -74,7 +81,8 @@ struct ini_queue {
 	uint64_t stop_buf;
 	struct __kernel_timespec grace_ts;
 
-	atomic_int connected;
+	atomic_int conn_state;		/* enum rblk_queue_state */
+	atomic_uint reconnects;
 	atomic_uint_fast64_t served, failed;
 };
 
@@ -291,13 +299,22 @@ static void drain_backlog(struct ini_queue *q)
 
 /* ---- completions from the target ---------------------------------------- */
 
-static void conn_lost(struct ini_queue *q, int err)
+/* Mirrors the library's view for the main thread (state file). */
+static void note_conn(struct ini_queue *q)
 {
-	if (!atomic_load(&q->connected))
-		return;
-	atomic_store(&q->connected, 0);
-	rblk_err("queue %u: connection to the target lost: %s; failing I/O",
-		 q->cfg.q_id, strerror(-err));
+	struct rblk_queue_status st;
+
+	rblk_queue_status(q->cfg.conn, &st);
+	if (st.state == RBLK_QUEUE_FAILED && atomic_load(&q->conn_state) != RBLK_QUEUE_FAILED)
+		rblk_err("queue %u: the connection to the target failed for good (%s); failing I/O",
+			 q->cfg.q_id, st.reason);
+	atomic_store(&q->conn_state, st.state);
+	atomic_store(&q->reconnects, st.reconnects);
+}
+
+static int conn_failed(const struct ini_queue *q)
+{
+	return atomic_load(&q->conn_state) == RBLK_QUEUE_FAILED;
 }
 
 static void reap_target(struct ini_queue *q)
@@ -309,16 +326,15 @@ static void reap_target(struct ini_queue *q)
 		return;
 	do {
 		n = rblk_queue_reap(q->cfg.conn, done, 0, 64, 0);
-		if (n < 0) {
-			conn_lost(q, n);
-			break;
-		}
+		if (n < 0)
+			break;	/* FAILED, and every failed I/O handed back */
 		for (i = 0; i < n; i++) {
 			unsigned tag = (unsigned)(uintptr_t)done[i]->priv;
 
 			commit_tag(q, tag, result_of(q, done[i]));
 		}
 	} while (n == 64);
+	note_conn(q);
 	drain_backlog(q);
 }
 
@@ -345,7 +361,7 @@ static void abandon_target(struct ini_queue *q)
 				  q->cfg.q_id, rblk_queue_inflight(q->cfg.conn));
 		rblk_queue_close(q->cfg.conn);
 		q->cfg.conn = NULL;
-		atomic_store(&q->connected, 0);
+		atomic_store(&q->conn_state, RBLK_QUEUE_FAILED);
 	}
 	for (tag = 0; tag < q->cfg.depth; tag++) {
 		uint8_t st = q->tags[tag].state;
@@ -440,7 +456,7 @@ static void *queue_thread(void *arg)
 
 	while (q->ndead < q->cfg.depth) {
 		if (q->cfg.conn && !q->conn_poll_armed && !q->abandoned &&
-		    atomic_load(&q->connected)) {
+		    !conn_failed(q)) {
 			arm_poll(q, rblk_queue_fd(q->cfg.conn), UD_CONN_POLL);
 			q->conn_poll_armed = 1;
 		}
@@ -459,7 +475,9 @@ static void *queue_thread(void *arg)
 		 * whatever answers are already here, without another wakeup. */
 		if (q->cfg.conn && !q->abandoned && rblk_queue_inflight(q->cfg.conn))
 			reap_target(q);
-		if (!q->abandoned && !atomic_load(&q->connected) && q->stopping)
+		/* Stopping does not wait for a reconnect. */
+		if (!q->abandoned && q->stopping &&
+		    atomic_load(&q->conn_state) != RBLK_QUEUE_LIVE)
 			abandon_target(q);
 	}
 	io_uring_submit(&q->ring);	/* last commits */
@@ -485,7 +503,7 @@ int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
 	}
 	q->cfg = *cfg;
 	q->stop_efd = -1;
-	atomic_store(&q->connected, 1);
+	atomic_store(&q->conn_state, RBLK_QUEUE_LIVE);
 
 	q->tags = calloc(cfg->depth, sizeof(*q->tags));
 	q->backlog = calloc(cfg->depth, sizeof(*q->backlog));
@@ -620,7 +638,8 @@ uint64_t ini_queue_failed(const struct ini_queue *q)
 	return atomic_load_explicit(&q->failed, memory_order_relaxed);
 }
 
-int ini_queue_connected(const struct ini_queue *q)
+void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c)
 {
-	return atomic_load(&q->connected);
+	c->state = atomic_load(&q->conn_state);
+	c->reconnects = atomic_load(&q->reconnects);
 }

@@ -56,7 +56,11 @@ int ini_queue_join(struct ini_queue *q, int timeout_ms);
 /* Requests served and failed so far (read without locking: statistics). */
 uint64_t ini_queue_served(const struct ini_queue *q);
 uint64_t ini_queue_failed(const struct ini_queue *q);
-/* 1 while the connection to the target is up. */
-int ini_queue_connected(const struct ini_queue *q);
+/* The connection as the queue thread last saw it (read without locking). */
+struct ini_queue_conn {
+	enum rblk_queue_state state;
+	unsigned reconnects;
+};
+void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c);
 
 #endif /* RBLK_INITIATOR_UBLK_QUEUE_H */

@@ -153,6 +153,8 @@ size_t rblk_pdu_fixed_size(uint8_t type)
 	case RBLK_PDU_RSP:		return sizeof(struct rblk_wire_rsp);
 	case RBLK_PDU_DISCOVER:		return sizeof(struct rblk_wire_discover);
 	case RBLK_PDU_DISCOVER_RSP:	return sizeof(struct rblk_wire_discover_rsp);
+	case RBLK_PDU_KEEPALIVE:
+	case RBLK_PDU_KEEPALIVE_RSP:	return sizeof(struct rblk_wire_keepalive);
 	default:			return 0;
 	}
 }
@@ -508,6 +510,42 @@ int rblk_decode_rsp(const void *buf, size_t len, struct rblk_rsp *r)
 	/* Data follows only a successful READ, and then exactly value bytes. */
 	if (length > sizeof(w) &&
 	    (r->status != RBLK_S_OK || length - sizeof(w) != r->value))
+		return RBLK_S_INVALID_FIELD;
+	return RBLK_S_OK;
+}
+
+/* ---- KEEPALIVE --------------------------------------------------------- */
+
+size_t rblk_encode_keepalive(void *buf, uint8_t type, uint16_t status,
+			     uint64_t seq)
+{
+	struct rblk_wire_keepalive w;
+
+	memset(&w, 0, sizeof(w));
+	put_hdr(&w.hdr, type, sizeof(w));
+	w.status = htole16(status);
+	w.seq = htole64(seq);
+	memcpy(buf, &w, sizeof(w));
+	return sizeof(w);
+}
+
+int rblk_decode_keepalive(const void *buf, size_t len, uint8_t type,
+			  uint16_t *status, uint64_t *seq)
+{
+	struct rblk_wire_keepalive w;
+	int st = check_pdu(buf, len, type);
+
+	if (st != RBLK_S_OK)
+		return st;
+	if (len != sizeof(w))
+		return RBLK_S_INVALID_FIELD;
+	memcpy(&w, buf, sizeof(w));
+	if (w.rsvd || w.rsvd2)
+		return RBLK_S_INVALID_FIELD;
+	*status = le16toh(w.status);
+	*seq = le64toh(w.seq);
+	if (*status >= RBLK_S__MAX ||
+	    (type == RBLK_PDU_KEEPALIVE && *status != RBLK_S_OK))
 		return RBLK_S_INVALID_FIELD;
 	return RBLK_S_OK;
 }

@@ -37,6 +37,8 @@ enum rblk_pdu_type {
 	RBLK_PDU_RSP		= 4,	/* target -> initiator */
 	RBLK_PDU_DISCOVER	= 5,	/* initiator -> target */
 	RBLK_PDU_DISCOVER_RSP	= 6,	/* target -> initiator */
+	RBLK_PDU_KEEPALIVE	= 7,	/* initiator -> target, after LOGIN */
+	RBLK_PDU_KEEPALIVE_RSP	= 8,	/* target -> initiator: answer or notice */
 };
 
 struct rblk_wire_hdr {
@@ -189,6 +191,23 @@ struct rblk_wire_rsp {
 };
 _Static_assert(sizeof(struct rblk_wire_rsp) == 24, "rsp size");
 
+/* ---- KEEPALIVE / KEEPALIVE_RSP --------------------------------------- */
+
+/*
+ * One struct for both directions.  KEEPALIVE: status 0, seq chosen by the
+ * initiator.  KEEPALIVE_RSP: the same seq echoed with status OK, or
+ * SHUTTING_DOWN when the target is stopping; a target may also send one
+ * unsolicited (seq 0, SHUTTING_DOWN) when it starts to drain.
+ */
+struct rblk_wire_keepalive {
+	struct rblk_wire_hdr hdr;
+	uint16_t status;		/* enum rblk_status; 0 in a KEEPALIVE */
+	uint16_t rsvd;
+	uint32_t rsvd2;
+	uint64_t seq;
+};
+_Static_assert(sizeof(struct rblk_wire_keepalive) == 24, "keepalive size");
+
 /* ---- DISCOVER / DISCOVER_RSP ----------------------------------------- */
 
 struct rblk_wire_discover {
@@ -294,6 +313,9 @@ size_t rblk_encode_rsp(void *buf, const struct rblk_rsp *r, uint32_t data_len);
 size_t rblk_encode_discover(void *buf, const char *host);
 size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count);
 size_t rblk_encode_discover_entry(void *buf, const struct rblk_discover_entry *e);
+/* type is RBLK_PDU_KEEPALIVE (status must be 0) or RBLK_PDU_KEEPALIVE_RSP. */
+size_t rblk_encode_keepalive(void *buf, uint8_t type, uint16_t status,
+			     uint64_t seq);
 
 /*
  * Header check: type known, version supported, reserved zero, length within
@@ -325,6 +347,10 @@ int rblk_decode_discover(const void *buf, size_t len, char *host);
 int rblk_decode_discover_rsp(const void *buf, size_t len, uint16_t *status,
 			     uint16_t *count);
 int rblk_decode_discover_entry(const void *buf, struct rblk_discover_entry *e);
+/* A KEEPALIVE or KEEPALIVE_RSP of type `type`: exactly 24 bytes, reserved
+ * zero, status 0 in a KEEPALIVE and a known status in a KEEPALIVE_RSP. */
+int rblk_decode_keepalive(const void *buf, size_t len, uint8_t type,
+			  uint16_t *status, uint64_t *seq);
 
 /*
  * Command decode: fixed fields, opcode, flags valid for the opcode, reserved

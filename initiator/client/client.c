@@ -2,14 +2,15 @@
 /*
  * rblk client queue core: transport selection, LOGIN (and the place where the
  * auth challenge is answered), tag allocation, completion list, and the
- * policy that anything malformed from the target kills the queue and fails
- * every outstanding I/O.  The bytes themselves move in client_tcp.c /
- * client_rdma.c behind struct rblk_client_transport_ops.
+ * policy that anything malformed from the target fails the queue and every
+ * outstanding I/O.  What happens when a connection is lost (holding,
+ * reconnecting, timeouts) is reconnect.c's.  The bytes themselves move in
+ * client_tcp.c / client_rdma.c behind struct rblk_client_transport_ops.
  */
 #include "clock.h"
 #include "rblk_client.h"
 #include "auth.h"
-#include "client_transport.h"
+#include "client_queue.h"
 #include "log.h"
 
 #include <errno.h>
@@ -31,26 +32,6 @@
 static const struct rblk_client_transport_ops *const transports[] = {
 	&rblk_client_tcp_ops,
 	&rblk_client_rdma_ops,
-};
-
-struct rblk_queue {
-	const struct rblk_client_transport_ops *ops;
-	struct rblk_client_conn *conn;
-	struct rblk_volume_info info;
-	unsigned depth;			/* granted */
-	int dead;			/* connection failed; no more submits */
-	int err;			/* -errno that killed it */
-
-	/* tag -> I/O, NULL when the tag is free.  A tag stays taken from
-	 * submit until the I/O is reaped, so sent-but-unreaped <= depth and
-	 * the done ring can never overflow. */
-	struct rblk_io **slot;
-	uint32_t *free_tags;		/* stack of free tags */
-	unsigned nfree;
-	unsigned *busy;			/* per tag: 1 = sent, waiting for the RSP */
-
-	struct rblk_io **done;		/* FIFO ring of completed, unreaped I/Os */
-	unsigned done_head, done_count;
 };
 
 void rblk_client_set_err(char *errbuf, size_t errlen, const char *fmt, ...)
@@ -104,6 +85,7 @@ static int pick_hostname(const struct rblk_client_opts *opts,
 
 /* Connects with the transport named in opts; fills *opsp and *connp. */
 static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
+		     int timeout_ms, int stall_ms,
 		     const struct rblk_client_transport_ops **opsp,
 		     struct rblk_client_conn **connp, char *errbuf, size_t errlen)
 {
@@ -126,7 +108,8 @@ static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
 		.source_addr = opts->source_addr,
 		.queue_id = (uint16_t)opts->queue_id,
 		.queue_depth = (uint16_t)depth,
-		.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS,
+		.timeout_ms = timeout_ms,
+		.stall_ms = stall_ms,
 	};
 	ret = ops->connect(&p, connp, errbuf, errlen);
 	if (ret)
@@ -229,14 +212,15 @@ static int login_round(const struct rblk_client_transport_ops *ops,
  * secret.  With a secret_file the target must prove it knows the secret
  * too: a target that answers OK without a challenge, or with a wrong
  * proof, is refused before the session is used (an impostor would
- * otherwise be handed our writes and could feed us its data).
+ * otherwise be handed our writes and could feed us its data).  Every
+ * reconnect goes through it again.
  */
-static int do_login(const struct rblk_client_opts *opts,
-		    const struct rblk_client_transport_ops *ops,
-		    struct rblk_client_conn *conn, const char *host,
-		    unsigned want_depth, int64_t deadline,
-		    struct rblk_volume_info *info, char *errbuf, size_t errlen)
+static int do_login(struct rblk_queue *q, const struct rblk_client_transport_ops *ops,
+		    struct rblk_client_conn *conn, unsigned want_depth,
+		    int64_t deadline, struct rblk_volume_info *info,
+		    char *errbuf, size_t errlen)
 {
+	const struct rblk_client_opts *opts = &q->opts;
 	uint8_t tgt_nonce[RBLK_NONCE_LEN];
 	struct rblk_secret secret;
 	struct rblk_login_rsp rsp;
@@ -251,7 +235,7 @@ static int do_login(const struct rblk_client_opts *opts,
 	/* strcpy into zeroed fields: the same bytes the encoder sends, which
 	 * is what the MACs cover. */
 	strcpy(l.volume, opts->volume);
-	strcpy(l.host, host);
+	strcpy(l.host, q->host);
 
 	if (opts->secret_file) {
 		ret = load_secret(opts, &secret, errbuf, errlen);
@@ -324,10 +308,13 @@ static int alloc_tags(struct rblk_queue *q, unsigned depth)
 {
 	q->depth = depth;
 	q->slot = calloc(depth, sizeof(*q->slot));
+	q->tstate = calloc(depth, sizeof(*q->tstate));
+	q->seq = calloc(depth, sizeof(*q->seq));
+	q->deadline = calloc(depth, sizeof(*q->deadline));
 	q->free_tags = calloc(depth, sizeof(*q->free_tags));
-	q->busy = calloc(depth, sizeof(*q->busy));
 	q->done = calloc(depth, sizeof(*q->done));
-	if (!q->slot || !q->free_tags || !q->busy || !q->done)
+	if (!q->slot || !q->tstate || !q->seq || !q->deadline || !q->free_tags ||
+	    !q->done)
 		return -ENOMEM;
 	/* Hand out low tags first: easier to read in traces. */
 	for (unsigned i = 0; i < depth; i++)
@@ -338,11 +325,126 @@ static int alloc_tags(struct rblk_queue *q, unsigned depth)
 
 static void free_queue(struct rblk_queue *q)
 {
+	rblk_rc_destroy(q);
 	free(q->slot);
+	free(q->tstate);
+	free(q->seq);
+	free(q->deadline);
 	free(q->free_tags);
-	free(q->busy);
 	free(q->done);
+	free(q->ubufs);
+	for (unsigned i = 0; i < sizeof(q->strs) / sizeof(q->strs[0]); i++)
+		free(q->strs[i]);
 	free(q);
+}
+
+/* A reconnect must find the volume as the caller knows it: tags, block
+ * size and I/O sizes were handed out on the first LOGIN. */
+static int geometry_kept(const struct rblk_queue *q, const struct rblk_volume_info *i,
+			 char *errbuf, size_t errlen)
+{
+	if (i->queue_depth == q->depth && i->block_size == q->info.block_size &&
+	    i->max_io >= q->info.max_io && i->size >= q->info.size &&
+	    !((i->vol_flags ^ q->info.vol_flags) & RBLK_VOL_F_READ_ONLY))
+		return 0;
+	rblk_client_set_err(errbuf, errlen,
+		"volume '%s' changed: depth %u block %u max_io %u size %llu%s (was %u %u %u %llu)",
+		q->opts.volume, i->queue_depth, i->block_size, i->max_io,
+		(unsigned long long)i->size,
+		i->vol_flags & RBLK_VOL_F_READ_ONLY ? " read-only" : "",
+		q->depth, q->info.block_size, q->info.max_io,
+		(unsigned long long)q->info.size);
+	return -ESTALE;
+}
+
+int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
+			size_t errlen)
+{
+	unsigned want = q->depth ? q->depth :
+			q->opts.queue_depth ? q->opts.queue_depth : DEFAULT_DEPTH;
+	int64_t deadline = rblk_now_ms() + timeout_ms;
+	/* A target that takes nothing from us for this long is gone; the
+	 * keep-alive period when there is one, else the I/O timeout. */
+	int stall = q->ka_ms > 0 ? q->ka_ms : q->io_ms > 0 ? q->io_ms : 0;
+	const struct rblk_client_transport_ops *ops;
+	struct rblk_client_geometry g;
+	struct rblk_client_conn *conn;
+	struct rblk_volume_info info;
+	int ret;
+
+	ret = open_conn(&q->opts, want, timeout_ms, stall, &ops, &conn, errbuf, errlen);
+	if (ret)
+		return ret;
+	ret = do_login(q, ops, conn, want, deadline, &info, errbuf, errlen);
+	if (ret)
+		goto out_close_conn;
+	if (!q->depth) {
+		q->info = info;
+		ret = alloc_tags(q, info.queue_depth);
+		if (ret) {
+			rblk_client_set_err(errbuf, errlen, "out of memory");
+			goto out_close_conn;
+		}
+	} else {
+		ret = geometry_kept(q, &info, errbuf, errlen);
+		if (ret)
+			goto out_close_conn;
+		q->info.session_id = info.session_id;
+		q->info.size = info.size;
+	}
+	g = (struct rblk_client_geometry) {
+		.queue_depth = (uint16_t)q->depth,
+		.max_io = q->info.max_io,
+		.inline_size = info.inline_size,
+		.max_sge = info.max_sge,
+	};
+	ret = ops->start(conn, &g);
+	if (ret) {
+		rblk_client_set_err(errbuf, errlen, "starting %s queue: %s", ops->name,
+			strerror(-ret));
+		goto out_close_conn;
+	}
+	/* RDMA: new PD, new MRs for the caller's buffers. */
+	for (unsigned i = 0; ops->reg_buffer && i < q->n_ubufs; i++) {
+		ret = ops->reg_buffer(conn, q->ubufs[i].buf, q->ubufs[i].len);
+		if (ret) {
+			rblk_client_set_err(errbuf, errlen, "registering %zu bytes again: %s",
+				q->ubufs[i].len, strerror(-ret));
+			goto out_close_conn;
+		}
+	}
+	q->ops = ops;
+	q->conn = conn;
+	RBLK_DBG(RBLK_DBG_CONN, "queue %u: logged in to '%s' via %s, depth %u",
+		 q->opts.queue_id, q->opts.volume, ops->name, q->depth);
+	return 0;
+
+out_close_conn:
+	ops->close(conn);
+	return ret;
+}
+
+/* Keeps the caller's strings: a reconnect needs them after open returned. */
+static int copy_opts(struct rblk_queue *q, const struct rblk_client_opts *o)
+{
+	const char *src[] = { o->host, o->port, o->volume, o->hostname,
+			      o->transport, o->secret_file, o->source_addr };
+	const char **dst[] = { &q->opts.host, &q->opts.port, &q->opts.volume,
+			       &q->opts.hostname, &q->opts.transport,
+			       &q->opts.secret_file, &q->opts.source_addr };
+	_Static_assert(sizeof(src) / sizeof(src[0]) == sizeof(q->strs) / sizeof(q->strs[0]),
+		       "one copy per string option");
+
+	q->opts = *o;
+	for (unsigned i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+		if (!src[i])
+			continue;
+		q->strs[i] = strdup(src[i]);
+		if (!q->strs[i])
+			return -ENOMEM;
+		*dst[i] = q->strs[i];
+	}
+	return 0;
 }
 
 int rblk_queue_open(const struct rblk_client_opts *opts,
@@ -351,9 +453,6 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 {
 	unsigned want = opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
 	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
-	int64_t deadline = rblk_now_ms() + timeout;
-	char host[RBLK_NAME_MAX];
-	struct rblk_client_geometry g;
 	struct rblk_queue *q;
 	int ret;
 
@@ -369,104 +468,106 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 			want, RBLK_MAX_QUEUE_DEPTH);
 		return -EINVAL;
 	}
-	/* Every local mistake is reported before touching the network. */
-	ret = pick_hostname(opts, host, errbuf, errlen);
-	if (ret)
-		return ret;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		rblk_client_set_err(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = open_conn(opts, want, &q->ops, &q->conn, errbuf, errlen);
+	q->epfd = q->tfd = q->conn_fd = -1;
+	/* Every local mistake is reported before touching the network. */
+	ret = pick_hostname(opts, q->host, errbuf, errlen);
 	if (ret)
 		goto out_free_queue;
-	ret = do_login(opts, q->ops, q->conn, host, want, deadline, &q->info,
-		       errbuf, errlen);
+	ret = copy_opts(q, opts);
+	if (!ret)
+		ret = rblk_rc_init(q);
+	if (ret) {
+		rblk_client_set_err(errbuf, errlen, "setting up the queue: %s", strerror(-ret));
+		goto out_free_queue;
+	}
+	/* The first connection is not retried: a wrong address or volume
+	 * is the caller's to hear about at once. */
+	ret = rblk_client_connect(q, timeout, errbuf, errlen);
 	if (ret)
-		goto out_close_conn;
-	ret = alloc_tags(q, q->info.queue_depth);
-	if (ret) {
-		rblk_client_set_err(errbuf, errlen, "out of memory");
-		goto out_close_conn;
-	}
-	g = (struct rblk_client_geometry) {
-		.queue_depth = q->info.queue_depth,
-		.max_io = q->info.max_io,
-		.inline_size = q->info.inline_size,
-		.max_sge = q->info.max_sge,
-	};
-	ret = q->ops->start(q->conn, &g);
-	if (ret) {
-		rblk_client_set_err(errbuf, errlen, "starting %s queue: %s", q->ops->name,
-			strerror(-ret));
-		goto out_close_conn;
-	}
-	RBLK_DBG(RBLK_DBG_CONN, "queue %u: logged in to '%s' via %s, depth %u",
-		 opts->queue_id, opts->volume, q->ops->name, q->depth);
+		goto out_free_queue;
+	rblk_rc_live(q);
 	*qp = q;
 	if (info)
 		*info = q->info;
 	return 0;
 
-out_close_conn:
-	q->ops->close(q->conn);
 out_free_queue:
 	free_queue(q);
 	return ret;
 }
 
-/* Moves every sent, unanswered I/O to the done ring with status. */
-static void fail_inflight(struct rblk_queue *q, int status)
+static void push_done(struct rblk_queue *q, uint32_t tag)
+{
+	q->tstate[tag] = TAG_DONE;
+	q->done[(q->done_head + q->done_count) % q->depth] = q->slot[tag];
+	q->done_count++;
+}
+
+void rblk_client_finish(struct rblk_queue *q, uint32_t tag, int status)
+{
+	struct rblk_io *io = q->slot[tag];
+
+	if (q->tstate[tag] == TAG_SENT)
+		q->nsent--;
+	else
+		q->nheld--;
+	io->status = status;
+	io->error = rblk_status_to_errno(status);
+	push_done(q, tag);
+}
+
+void rblk_client_fail_tags(struct rblk_queue *q, enum tag_state which, int status)
 {
 	for (unsigned t = 0; t < q->depth; t++) {
 		struct rblk_io *io = q->slot[t];
 
-		if (!io || !q->busy[t])
-			continue;
-		q->busy[t] = 0;
-		io->status = status;
-		io->error = rblk_status_to_errno(status);
-		q->done[(q->done_head + q->done_count) % q->depth] = io;
-		q->done_count++;
+		if (io && q->tstate[t] == which)
+			rblk_client_finish(q, t, status);
 	}
-}
-
-/* The connection is unusable: fail everything outstanding, keep q around
- * so the caller can reap those I/Os. */
-static void kill_queue(struct rblk_queue *q, int err)
-{
-	if (q->dead)
-		return;
-	q->dead = 1;
-	q->err = err ? err : -EIO;
-	rblk_warn("rblk queue to %s target failed: %s; failing %u outstanding I/O",
-		  q->ops->name, strerror(-q->err), q->depth - q->nfree - q->done_count);
-	fail_inflight(q, RBLK_S_IO_ERROR);
 }
 
 void rblk_queue_close(struct rblk_queue *q)
 {
 	if (!q)
 		return;
+	rblk_rc_close_conn(q);
 	/* The caller gives up on unreaped I/O: mark it so a stale look at
 	 * those structs does not mistake them for successes. */
-	fail_inflight(q, RBLK_S_IO_ERROR);
+	rblk_client_fail_tags(q, TAG_SENT, RBLK_S_IO_ERROR);
+	rblk_client_fail_tags(q, TAG_HELD, RBLK_S_IO_ERROR);
 	for (unsigned i = 0; i < q->done_count; i++) {
 		struct rblk_io *io = q->done[(q->done_head + i) % q->depth];
 
 		io->status = RBLK_S_IO_ERROR;
 		io->error = -EIO;
 	}
-	q->ops->close(q->conn);
 	free_queue(q);
 }
 
 int rblk_queue_reg_buffer(struct rblk_queue *q, void *buf, size_t len)
 {
+	struct user_buf *n;
+	int ret;
+
 	if (!q->ops->reg_buffer)
 		return 0;
-	return q->ops->reg_buffer(q->conn, buf, len);
+	if (q->conn) {
+		ret = q->ops->reg_buffer(q->conn, buf, len);
+		if (ret)
+			return ret;
+	}
+	/* Remembered for the connections to come. */
+	n = realloc(q->ubufs, (q->n_ubufs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	q->ubufs = n;
+	q->ubufs[q->n_ubufs++] = (struct user_buf) { buf, len };
+	return 0;
 }
 
 /* Checks what the target would refuse anyway, so the caller gets -EINVAL
@@ -502,15 +603,53 @@ static int io_valid(const struct rblk_queue *q, const struct rblk_io *io)
 	return 1;
 }
 
+int rblk_client_send(struct rblk_queue *q, uint32_t tag)
+{
+	struct rblk_io *io = q->slot[tag];
+	int ret;
+
+	if (q->tstate[tag] == TAG_HELD)
+		q->nheld--;
+	q->tstate[tag] = TAG_SENT;
+	q->nsent++;
+	rblk_rc_sent(q, tag);
+	RBLK_DBG(RBLK_DBG_IO, "submit tag %u %s off %llu len %u", tag,
+		 rblk_opcode_str(io->opcode), (unsigned long long)io->offset,
+		 io->length);
+	ret = q->ops->submit(q->conn, q, io);
+	if (ret == -EINVAL) {
+		/* Nothing was sent (e.g. buffer not registered). */
+		q->tstate[tag] = TAG_HELD;
+		q->nsent--;
+		q->nheld++;
+		return ret;
+	}
+	if (ret) {
+		/* Part of the command may be on the wire: the stream is lost.
+		 * The command is held and goes again on the next connection. */
+		char why[96];
+
+		snprintf(why, sizeof(why), "sending a command: %s", strerror(-ret));
+		rblk_rc_lost(q, ret, why);
+	}
+	return 0;
+}
+
 int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
 {
 	uint32_t tag;
 	int ret;
 
-	if (q->dead)
+	/* A caller that only submits while I/O fails fast still drives the
+	 * reconnect: run what is due, without waiting. */
+	if (q->state == RBLK_QUEUE_CONNECTING)
+		rblk_rc_step(q, 0);
+	if (q->state == RBLK_QUEUE_FAILED)
 		return -ENOTCONN;
 	if (!io_valid(q, io))
 		return -EINVAL;
+	if (q->io_failing)
+		return -EIO;
 	if (!q->nfree)
 		return -EBUSY;
 	tag = q->free_tags[--q->nfree];
@@ -518,30 +657,27 @@ int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
 	io->status = -1;
 	io->error = 0;
 	q->slot[tag] = io;
-	q->busy[tag] = 1;
-	RBLK_DBG(RBLK_DBG_IO, "submit tag %u %s off %llu len %u", tag,
-		 rblk_opcode_str(io->opcode), (unsigned long long)io->offset,
-		 io->length);
-	ret = q->ops->submit(q->conn, q, io);
-	if (ret == -EINVAL) {
-		/* Nothing was sent (e.g. buffer not registered): give the tag back. */
-		q->busy[tag] = 0;
-		q->slot[tag] = NULL;
-		q->free_tags[q->nfree++] = tag;
-		return ret;
-	}
-	if (ret) {
-		/* Part of the command may be on the wire: the stream is lost.
-		 * This io is completed with an error through reap like the rest. */
-		kill_queue(q, ret);
+	q->seq[tag] = q->next_seq++;
+	if (q->state != RBLK_QUEUE_LIVE || q->draining) {
+		/* Sent once a connection is back. */
+		q->tstate[tag] = TAG_HELD;
+		q->nheld++;
 		return 0;
 	}
-	return 0;
+	ret = rblk_client_send(q, tag);
+	if (ret == -EINVAL) {
+		/* Give the tag back: the caller hears -EINVAL instead. */
+		q->tstate[tag] = TAG_FREE;
+		q->nheld--;
+		q->slot[tag] = NULL;
+		q->free_tags[q->nfree++] = tag;
+	}
+	return ret;
 }
 
 struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag)
 {
-	if (tag >= q->depth || !q->busy[tag])
+	if (tag >= q->depth || q->tstate[tag] != TAG_SENT)
 		return NULL;
 	return q->slot[tag];
 }
@@ -577,13 +713,30 @@ int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 			 rblk_opcode_str(io->opcode), data_len);
 		return -EPROTO;
 	}
-	q->busy[rsp->tag] = 0;
+	q->last_rx = rblk_now_ms();
+	q->nsent--;
+	if (rsp->status == RBLK_S_SHUTTING_DOWN) {
+		/* Not run: it goes again to the next target process. */
+		q->tstate[rsp->tag] = TAG_HELD;
+		q->nheld++;
+		rblk_rc_shutting_down(q);
+		return 0;
+	}
 	io->status = rsp->status;
 	io->error = rblk_status_to_errno(rsp->status);
 	RBLK_DBG(RBLK_DBG_IO, "complete tag %u: %s", rsp->tag,
 		 rblk_status_str(rsp->status));
-	q->done[(q->done_head + q->done_count) % q->depth] = io;
-	q->done_count++;
+	push_done(q, rsp->tag);
+	return 0;
+}
+
+int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t seq)
+{
+	q->last_rx = rblk_now_ms();
+	if (q->ka_out && seq == q->ka_seq)
+		q->ka_out = 0;
+	if (status == RBLK_S_SHUTTING_DOWN)
+		rblk_rc_shutting_down(q);
 	return 0;
 }
 
@@ -598,6 +751,7 @@ static unsigned take_done(struct rblk_queue *q, struct rblk_io **out, unsigned m
 		q->done_head = (q->done_head + 1) % q->depth;
 		q->done_count--;
 		q->slot[io->tag] = NULL;
+		q->tstate[io->tag] = TAG_FREE;
 		q->free_tags[q->nfree++] = io->tag;
 		out[n++] = io;
 	}
@@ -609,36 +763,33 @@ int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
 	unsigned outstanding = q->depth - q->nfree;
-	int ret;
 
 	if (min_wait > max)
 		min_wait = max;
 	/* Waiting for more than can ever come would hang forever. */
 	if (min_wait > outstanding)
 		min_wait = outstanding;
-	while (!q->dead && q->done_count < min_wait) {
-		ret = q->ops->poll(q->conn, q, rblk_left_ms(deadline));
-		if (ret < 0) {
-			kill_queue(q, ret);
-			break;
-		}
-		if (ret == 0 && deadline >= 0 && rblk_left_ms(deadline) == 0)
+	for (;;) {
+		/* With enough in hand, still pick up whatever already arrived
+		 * and run what is due, without blocking. */
+		rblk_rc_step(q, q->done_count >= min_wait ? 0 : rblk_left_ms(deadline));
+		if (q->done_count >= min_wait || q->state == RBLK_QUEUE_FAILED ||
+		    rblk_left_ms(deadline) == 0)
 			break;
 	}
-	/* Never block, but pick up whatever already arrived. */
-	if (!q->dead && min_wait == 0 && q->done_count < max) {
-		ret = q->ops->poll(q->conn, q, 0);
-		if (ret < 0)
-			kill_queue(q, ret);
-	}
-	if (q->dead && !q->done_count && q->depth == q->nfree)
+	if (q->state == RBLK_QUEUE_FAILED && !q->done_count && q->depth == q->nfree)
 		return q->err;
 	return (int)take_done(q, done, max);
 }
 
 int rblk_queue_fd(struct rblk_queue *q)
 {
-	return q->ops->get_fd(q->conn);
+	return q->epfd;
+}
+
+int rblk_queue_conn_fd(struct rblk_queue *q)
+{
+	return q->conn ? q->ops->get_fd(q->conn) : -1;
 }
 
 unsigned rblk_queue_inflight(const struct rblk_queue *q)
@@ -678,7 +829,7 @@ int rblk_discover(const struct rblk_client_opts *opts,
 		rblk_client_set_err(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = open_conn(opts, 1, &ops, &conn, errbuf, errlen);
+	ret = open_conn(opts, 1, timeout, 0, &ops, &conn, errbuf, errlen);
 	if (ret)
 		goto out_free_buf;
 	/* Proving a volume's secret first is what lists that volume. */

@@ -621,17 +621,46 @@ static int rdma_submit(struct rblk_client_conn *c, struct rblk_queue *q,
 			 c->io_mr->lkey);
 }
 
-/* Handles one receive completion in the I/O phase. */
+/*
+ * KEEPALIVE goes from the setup area's send half: LOGIN is over, and the
+ * core has one keep-alive out at a time, answered only after the target
+ * received this SEND, so the bytes are never overwritten while in use.
+ * The target takes it into a receive like a capsule; our answer lands in
+ * any response slot (the setup slot, reposted after LOGIN, is one spare).
+ */
+static int rdma_keepalive(struct rblk_client_conn *c, struct rblk_queue *q,
+			  const void *pdu, size_t len)
+{
+	uint8_t *sbuf = c->setup_buf + SETUP_RECV_SIZE;
+
+	if (c->failed)
+		return c->failed;
+	memcpy(sbuf, pdu, len);
+	return post_send(c, sbuf, (uint32_t)len, c->setup_mr->lkey);
+}
+
+/* Handles one receive completion in the I/O phase: 1 when it completed an
+ * I/O, 0 for a keep-alive answer, or -errno. */
 static int handle_recv(struct rblk_client_conn *c, struct rblk_queue *q,
 		       const struct ibv_wc *wc)
 {
 	struct recv_slot *s = (struct recv_slot *)(uintptr_t)wc->wr_id;
 	struct rblk_io *io;
 	struct rblk_rsp rsp;
+	uint16_t ka_status;
+	uint64_t ka_seq;
 	int ret;
 
 	if (wc->status != IBV_WC_SUCCESS)
 		return wc_error(c, wc);
+	if (wc->byte_len == sizeof(struct rblk_wire_keepalive) &&
+	    rblk_decode_keepalive(s->buf, wc->byte_len, RBLK_PDU_KEEPALIVE_RSP,
+				  &ka_status, &ka_seq) == RBLK_S_OK) {
+		ret = post_slot(c, s, slot_lkey(c, s));
+		if (ret)
+			return ret;
+		return rblk_client_keepalive_rsp(q, ka_status, ka_seq);
+	}
 	if (wc->byte_len != sizeof(struct rblk_wire_rsp) ||
 	    rblk_decode_rsp(s->buf, wc->byte_len, &rsp) != RBLK_S_OK) {
 		rblk_err("rdma: malformed response (%u bytes)", wc->byte_len);
@@ -645,10 +674,11 @@ static int handle_recv(struct rblk_client_conn *c, struct rblk_queue *q,
 		rblk_err("rdma: response for tag %u that is not in flight", rsp.tag);
 		return -EPROTO;
 	}
-	return rblk_client_complete(q, &rsp,
-				    rsp.status == RBLK_S_OK &&
-				    io->opcode == RBLK_OP_READ ?
-				    (uint32_t)rsp.value : 0);
+	ret = rblk_client_complete(q, &rsp,
+				   rsp.status == RBLK_S_OK &&
+				   io->opcode == RBLK_OP_READ ?
+				   (uint32_t)rsp.value : 0);
+	return ret ? ret : 1;
 }
 
 /* Polls the receive CQ empty; returns responses completed or -errno. */
@@ -663,9 +693,9 @@ static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q)
 			return n;
 		for (int i = 0; i < n; i++) {
 			ret = handle_recv(c, q, &wc[i]);
-			if (ret)
+			if (ret < 0)
 				return ret;
-			done++;
+			done += ret;
 		}
 	} while (n == POLL_BATCH);
 	return done;
@@ -773,6 +803,7 @@ const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.start = rdma_start,
 	.reg_buffer = rdma_reg_buffer,
 	.submit = rdma_submit,
+	.keepalive = rdma_keepalive,
 	.poll = rdma_poll,
 	.get_fd = rdma_get_fd,
 	.close = rdma_close,

@@ -15,7 +15,11 @@
  * 64 x 1 MiB randrw).  So while submit waits to write, it keeps reading
  * responses (completing them into the core's done ring, which has room for
  * every tag), and the target's buffers drain.  A target that takes and
- * sends nothing for SEND_STALL_MS is treated as dead.
+ * sends nothing for the stall bound (the queue's keep-alive period, else
+ * SEND_STALL_MS) is treated as dead.
+ *
+ * KEEPALIVE_RSPs arrive between responses and are handed to the core as
+ * they are parsed; they complete nothing.
  */
 #include "clock.h"
 #include "client_transport.h"
@@ -42,6 +46,7 @@
 struct rblk_client_conn {
 	int fd;
 	uint32_t max_io;
+	int stall_ms;
 
 	/* Staged, not yet parsed bytes are stage[pos, len). */
 	uint8_t *stage;
@@ -191,6 +196,7 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 		return -ENOMEM;
 	}
 	c->fd = fd;
+	c->stall_ms = p->stall_ms > 0 ? p->stall_ms : SEND_STALL_MS;
 	*connp = c;
 	return 0;
 }
@@ -199,6 +205,8 @@ static void tcp_close(struct rblk_client_conn *c)
 {
 	if (!c)
 		return;
+	/* Tells a live target at once, whatever else holds the socket. */
+	shutdown(c->fd, SHUT_RDWR);
 	close(c->fd);
 	free(c->stage);
 	free(c);
@@ -319,7 +327,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 			 struct iovec *iov, int cnt)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
-	int64_t stall = rblk_now_ms() + SEND_STALL_MS;
+	int64_t stall = rblk_now_ms() + c->stall_ms;
 	struct pollfd pfd = { .fd = c->fd };
 	ssize_t n;
 	int ret;
@@ -327,7 +335,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 	while (msg.msg_iovlen) {
 		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n >= 0) {
-			stall = rblk_now_ms() + SEND_STALL_MS;
+			stall = rblk_now_ms() + c->stall_ms;
 			advance_iov(&msg, (size_t)n);
 			continue;
 		}
@@ -346,7 +354,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 			if (ret < 0)
 				return ret;
 			if (ret > 0)
-				stall = rblk_now_ms() + SEND_STALL_MS;
+				stall = rblk_now_ms() + c->stall_ms;
 		}
 	}
 	return 0;
@@ -372,6 +380,14 @@ static int tcp_submit(struct rblk_client_conn *c, struct rblk_queue *q,
 	cmd.inline_len = data;
 	rblk_encode_cmd(capsule, &cmd, (uint32_t)sizeof(capsule) + data);
 	return send_draining(c, q, iov, data ? 2 : 1);
+}
+
+static int tcp_keepalive(struct rblk_client_conn *c, struct rblk_queue *q,
+			 const void *pdu, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)pdu, .iov_len = len };
+
+	return send_draining(c, q, &iov, 1);
 }
 
 /*
@@ -408,6 +424,20 @@ static int parse_staged(struct rblk_client_conn *c, struct rblk_queue *q)
 		}
 		if (avail < rsp_size)
 			return done;
+		if (rblk_decode_hdr(p, avail, rsp_size + c->max_io, &type, &length) ==
+		    RBLK_S_OK && type == RBLK_PDU_KEEPALIVE_RSP) {
+			uint16_t st;
+			uint64_t seq;
+
+			if (length != sizeof(struct rblk_wire_keepalive) ||
+			    rblk_decode_keepalive(p, length, type, &st, &seq) != RBLK_S_OK) {
+				rblk_err("target sent a malformed KEEPALIVE_RSP");
+				return -EPROTO;
+			}
+			c->pos += length;
+			rblk_client_keepalive_rsp(q, st, seq);
+			continue;
+		}
 		if (rblk_decode_hdr(p, avail, rsp_size + c->max_io, &type, &length) !=
 		    RBLK_S_OK || type != RBLK_PDU_RSP) {
 			rblk_err("target sent a malformed PDU header (type %u, length %u)",
@@ -523,6 +553,7 @@ const struct rblk_client_transport_ops rblk_client_tcp_ops = {
 	.start = tcp_start,
 	.reg_buffer = NULL,
 	.submit = tcp_submit,
+	.keepalive = tcp_keepalive,
 	.poll = tcp_poll,
 	.get_fd = tcp_get_fd,
 	.close = tcp_close,

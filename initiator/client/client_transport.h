@@ -14,8 +14,10 @@
  *
  * Life of a connection:
  *   connect -> send_msg(LOGIN) -> recv_msg(LOGIN_RSP) [-> send/recv again
- *   for the auth challenge] -> start(granted geometry) -> submit/poll ...
- *   -> close.   DISCOVER uses connect, send_msg, recv_msg, close only.
+ *   for the auth challenge] -> start(granted geometry) -> [reg_buffer ...]
+ *   -> submit/keepalive/poll ... -> close.  A queue goes through many
+ *   connections when it reconnects; close must leave nothing the device
+ *   may still touch (RDMA: flushed WRs reaped before the MRs go).   DISCOVER uses connect, send_msg, recv_msg, close only.
  */
 #ifndef RBLK_INITIATOR_CLIENT_CLIENT_TRANSPORT_H
 #define RBLK_INITIATOR_CLIENT_CLIENT_TRANSPORT_H
@@ -35,6 +37,8 @@ struct rblk_client_conn_params {
 	uint16_t    queue_id;
 	uint16_t    queue_depth;	/* wanted (RDMA: CM private data, QP size) */
 	int         timeout_ms;		/* connect; > 0 */
+	int         stall_ms;		/* submit may wait this long for room;
+					 * 0: the transport's own bound */
 };
 
 /* What start() is told after a successful LOGIN. */
@@ -103,6 +107,15 @@ struct rblk_client_transport_ops {
 		      struct rblk_io *io);
 
 	/*
+	 * Required.  Sends one KEEPALIVE PDU (encoded by the caller, 24
+	 * bytes) in the I/O phase; its answer comes through poll, which calls
+	 * rblk_client_keepalive_rsp().  The core has at most one outstanding.
+	 * Returns 0 or -errno when the connection failed.
+	 */
+	int (*keepalive)(struct rblk_client_conn *c, struct rblk_queue *q,
+			 const void *pdu, size_t len);
+
+	/*
 	 * Required.  Makes progress: waits up to timeout_ms (0: only what is
 	 * already there; -1: no limit) for responses, and for each whole one
 	 * calls rblk_client_complete().  READ data must be in io->buf before
@@ -143,6 +156,12 @@ extern const struct rblk_client_transport_ops rblk_client_rdma_ops;
 struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag);
 int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 			 uint32_t data_len);
+
+/*
+ * Called by transports from poll() for a KEEPALIVE_RSP that decoded
+ * (rblk_decode_keepalive).  Returns 0.
+ */
+int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t seq);
 
 /* Formats a one-line reason into errbuf (which may be NULL). */
 void rblk_client_set_err(char *errbuf, size_t errlen, const char *fmt, ...)

@@ -17,6 +17,26 @@
 
 struct rblk_queue;
 
+/*
+ * Fault-handling timeouts (struct rblk_client_opts, milliseconds): 0 takes
+ * the default; these two values say "never" and "at once".
+ */
+#define RBLK_TMO_OFF	(-1)	/* keep-alive/io_timeout off, ctrl_loss forever,
+				 * fast_io_fail off */
+#define RBLK_TMO_NOW	(-2)	/* ctrl_loss: no reconnect (fail at once);
+				 * fast_io_fail: fail held I/O at once */
+
+/* A user-facing timeout in seconds (-1 never, 0 at once, N seconds) as
+ * an rblk_client_opts value. */
+static inline int rblk_tmo_from_sec(long sec)
+{
+	if (sec < 0)
+		return RBLK_TMO_OFF;
+	if (sec == 0)
+		return RBLK_TMO_NOW;
+	return sec > 2000000 ? 2000000000 : (int)sec * 1000;
+}
+
 struct rblk_client_opts {
 	const char *host;		/* target address or name */
 	const char *port;		/* NULL: default port of the transport */
@@ -29,6 +49,29 @@ struct rblk_client_opts {
 	unsigned    queue_id;
 	unsigned    queue_depth;	/* wanted; 0 = 128 */
 	int         timeout_ms;		/* connect + login; 0 = 10000 */
+	/* Faults (docs/ublk.md, "Faults"); ms, 0 = default, RBLK_TMO_*. */
+	int         keep_alive_tmo_ms;	/* 0 = 5000: no answer for this long = dead */
+	int         io_timeout_ms;	/* 0 = 30000: per command, then reconnect */
+	int         reconnect_delay_ms;	/* 0 = 2000: between reconnect attempts */
+	int         ctrl_loss_tmo_ms;	/* 0 = 600000: then held and new I/O fail */
+	int         fast_io_fail_tmo_ms; /* 0 = off: fail I/O early, keep trying */
+};
+
+/* What a queue is doing; see rblk_queue_status. */
+enum rblk_queue_state {
+	RBLK_QUEUE_LIVE,		/* connected: commands go out */
+	RBLK_QUEUE_CONNECTING,		/* lost: commands are held, reconnecting */
+	RBLK_QUEUE_FAILED,		/* gave up (ctrl_loss_tmo, bad target) */
+};
+
+struct rblk_queue_status {
+	enum rblk_queue_state state;
+	int64_t  state_ms;		/* time in this state */
+	unsigned reconnects;		/* successful reconnects since open */
+	unsigned attempts;		/* attempts in this CONNECTING period */
+	int      io_failing;		/* CONNECTING and fast_io_fail_tmo passed */
+	int      last_err;		/* -errno of the last loss, 0 if none */
+	const char *reason;		/* why the last connection went ("" if none) */
 };
 
 /* What LOGIN_RSP told us; filled by rblk_queue_open. */
@@ -72,6 +115,19 @@ struct rblk_io {
 int rblk_queue_open(const struct rblk_client_opts *opts,
 		    struct rblk_queue **qp, struct rblk_volume_info *info,
 		    char *errbuf, size_t errlen);
+/*
+ * Faults.  A lost connection (reset, EOF, keep-alive timeout, an
+ * io_timeout, a target that says SHUTTING_DOWN) does not fail I/O: the
+ * queue turns CONNECTING, keeps what was sent, holds new submissions, and
+ * reconnects (LOGIN and auth again; RDMA buffers registered again) every
+ * reconnect_delay -- at once and then every 250 ms for 10 s after
+ * SHUTTING_DOWN.  Back LIVE, held commands are sent again in submission
+ * order.  After fast_io_fail_tmo held and new I/O fail with
+ * RBLK_S_IO_ERROR (-EIO from submit) while reconnecting goes on; after
+ * ctrl_loss_tmo the queue is FAILED.  The timers run inside
+ * rblk_queue_reap, which rblk_queue_fd wakes when they are due.
+ */
+
 /* Fails outstanding I/O with RBLK_S_IO_ERROR (reaped or not) and frees q. */
 void rblk_queue_close(struct rblk_queue *q);
 
@@ -79,32 +135,42 @@ void rblk_queue_close(struct rblk_queue *q);
 int rblk_queue_reg_buffer(struct rblk_queue *q, void *buf, size_t len);
 
 /*
- * Sends one command.  Returns 0, -EBUSY when queue_depth commands are
- * already outstanding, -EINVAL for a malformed io, -ENOTCONN when the
- * connection is gone.
+ * Sends one command (holds it while CONNECTING).  Returns 0, -EBUSY when
+ * queue_depth commands are already outstanding, -EINVAL for a malformed
+ * io, -EIO while fast_io_fail_tmo has passed, -ENOTCONN once FAILED.
  */
 int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io);
 
 /*
  * Collects completed I/Os into done[0..max-1], waiting until at least
  * min_wait are available (min_wait 0: never blocks) or timeout_ms passes
- * (-1: no timeout).  Returns the count, or -errno when the connection failed
- * (outstanding I/Os are then returned completed with RBLK_S_IO_ERROR).
- * Precisely: when the connection fails, every outstanding I/O completes with
- * RBLK_S_IO_ERROR and is returned by this call and the next ones as a normal
- * count; once none is left, reap returns the -errno that killed the queue
- * (-EPROTO for a malformed response, -ECONNRESET ...), and submit returns
- * -ENOTCONN.  min_wait is capped at the number outstanding, so it never
- * waits for I/O that was not submitted.
+ * (-1: no timeout), and runs the queue's timers and reconnects.  Returns
+ * the count, or -errno once the queue is FAILED.  Precisely: when the
+ * queue fails (ctrl_loss_tmo, or a malformed response: a target that lies
+ * is not reconnected to), every outstanding I/O completes with
+ * RBLK_S_IO_ERROR and is returned by this call and the next ones as a
+ * normal count; once none is left, reap returns the -errno that failed the
+ * queue (-EPROTO, -ECONNRESET ...), and submit returns -ENOTCONN.
+ * min_wait is capped at the number outstanding, so it never waits for I/O
+ * that was not submitted.
  */
 int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 		    unsigned min_wait, unsigned max, int timeout_ms);
 
-/* An fd that becomes readable when rblk_queue_reap(.., 0, ..) has work.
+/* An fd that becomes readable when rblk_queue_reap(.., 0, ..) has work
+ * (responses, or a timer due): an epoll fd, the same for the queue's life.
  * Responses already received are buffered: after a reap that returned max,
  * call reap again before waiting on the fd. */
 int rblk_queue_fd(struct rblk_queue *q);
-/* Number of commands sent and not yet reaped. */
+/* The transport's own fd (TCP socket, RDMA epoll); -1 while not connected.
+ * For tests and tuning only: it changes on every reconnect. */
+int rblk_queue_conn_fd(struct rblk_queue *q);
+
+/* State, time in it, reconnect count: what rblkctl list shows. */
+void rblk_queue_status(const struct rblk_queue *q, struct rblk_queue_status *st);
+/* "live", "connecting", "failed". */
+const char *rblk_queue_state_str(enum rblk_queue_state s);
+/* Number of commands submitted (sent or held) and not yet reaped. */
 unsigned rblk_queue_inflight(const struct rblk_queue *q);
 
 /*

@@ -4,7 +4,9 @@
 #  - data written (crc32c verify headers) survives SIGTERM + restart, for
 #    both uring and aio: a verify-only pass after the restart checks it;
 #  - SIGTERM while fio is mid-run: the target exits within 5 s, fio fails
-#    with an I/O error within a bound instead of hanging;
+#    with an I/O error within a bound instead of hanging -- with
+#    ctrl_loss_tmo=0 (no reconnect); 22-reconnect.sh has the default, where
+#    fio rides the restart out;
 #  - SIGKILL while fio is mid-run: same for fio, and a new target on the
 #    same file serves the data written before the run started.
 . "$(dirname "$0")/lib.sh"
@@ -60,8 +62,9 @@ case_restart_keeps_data() {	# BACKEND
 	stop_target TERM
 }
 
-# fio_dies_with_target SIGNAL: starts a long fio run, signals the target
-# mid-run, and expects fio to end with an error within 20 s.
+# fio_dies_with_target SIGNAL: starts a long fio run that does not
+# reconnect (ctrl_loss_tmo=0), signals the target mid-run, and expects fio
+# to end with an error within 20 s.
 fio_dies_with_target() {
 	local sig=$1 fio_pid i
 	write_conf "$T/die.conf" uring "$T/die.img" 64M
@@ -71,6 +74,7 @@ fio_dies_with_target() {
 	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
 		--volume=vol0 --verify_state_save=0 --name=during --rw=randrw \
 		--bs=4k --iodepth=32 --offset=16M --size=32M --time_based --runtime=60 \
+		--ctrl_loss_tmo=0 \
 		>"$T/fio-during.out" 2>&1 &
 	fio_pid=$!
 	_cleanup_pids+=("$fio_pid")

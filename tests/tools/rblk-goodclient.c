@@ -7,7 +7,8 @@
  *     --region OFF:LEN  bytes of the volume to use (default: first half)
  *     --depth N       queue depth (default 16)
  *     --hammer        keep I/O in flight until the target goes away; a
- *                     lost connection is then the expected end (SIGTERM test)
+ *                     lost connection is then the expected end (SIGTERM test),
+ *                     so the queue does not reconnect (ctrl_loss_tmo 0)
  *     --check-only    read the region and verify the pattern of --pass P
  *     --pass P        pattern generation to write/check (default: 1, 2, ...)
  *   SIGTERM/SIGINT end the run after the current pass (with the verdict).
@@ -194,7 +195,10 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'd': co.queue_depth = atoi(optarg); break;
-		case 'H': hammer = 1; break;
+		case 'H':
+			hammer = 1;
+			co.ctrl_loss_tmo_ms = RBLK_TMO_NOW;
+			break;
 		case 'c': check_only = 1; break;
 		case 'p': pass = strtoull(optarg, NULL, 0); break;
 		default: return 2;

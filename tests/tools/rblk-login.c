@@ -18,6 +18,9 @@
  *                     a test can pick the peer address the target sees
  *     --transport T   tcp (default) or rdma
  *
+ * The queue does not reconnect (ctrl_loss_tmo 0): a dropped session shows
+ * as a failed I/O at once, which is what control-plane tests look for.
+ *
  * Prints one line: "OK size=BYTES session=ID [io=N] [after-hold=ok|ERR]"
  * or "ERR errno=E <reason>".  Exit 0 when the login (and I/O) worked, 1
  * when the login was refused, 3 when an I/O failed (incl. after --hold).
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "rblk_client.h"
 
 static bool fua;
@@ -80,7 +84,8 @@ int main(int argc, char **argv)
 		{ "transport", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4 };
+	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4,
+				      .ctrl_loss_tmo_ms = RBLK_TMO_NOW };
 	struct rblk_volume_info vi;
 	struct rblk_queue *q;
 	unsigned nio = 0, hold = 0, nflush = 0;
@@ -158,8 +163,24 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (hold) {
 		struct pollfd p = { .fd = rblk_queue_fd(q), .events = POLLIN };
+		struct rblk_queue_status st;
+		struct rblk_io *none[1];
+		int left = (int)hold * 1000;
 
-		poll(&p, 1, (int)hold * 1000);
+		/* The queue fd also wakes for keep-alives: reap (which sends
+		 * and checks them) until the time is up, the queue is no
+		 * longer live, or SIGUSR1 interrupts the poll. */
+		for (;;) {
+			int64_t t0 = rblk_now_ms();
+			int n = poll(&p, 1, left);
+
+			if (n < 0 || rblk_queue_reap(q, none, 0, 1, 0) < 0)
+				break;
+			rblk_queue_status(q, &st);
+			left -= (int)(rblk_now_ms() - t0);
+			if (st.state != RBLK_QUEUE_LIVE || left <= 0)
+				break;
+		}
 		ret = one_io(q, RBLK_OP_READ, off, rbuf);
 		printf(" after-hold=%s", ret ? "ERR" : "ok");
 	}

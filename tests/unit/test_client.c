@@ -5,6 +5,9 @@
  * batched responses, the rule that anything malformed from the target
  * fails every outstanding I/O and kills the queue, and mutual
  * authentication: a target that cannot prove the secret is not used.
+ * Queues here are opened with ctrl_loss_tmo "now" (no reconnect), so a
+ * hang-up fails I/O at once; test_reconnect.c covers what happens
+ * otherwise.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -211,6 +214,16 @@ static void *fake_main(void *arg)
 			wfull(c, buf, rblk_encode_login_rsp(buf, &r));
 			continue;
 		}
+		if (type == RBLK_PDU_KEEPALIVE) {
+			uint16_t st;
+			uint64_t seq;
+
+			if (rblk_decode_keepalive(buf, len, type, &st, &seq) != RBLK_S_OK)
+				break;
+			wfull(c, buf, rblk_encode_keepalive(buf, RBLK_PDU_KEEPALIVE_RSP,
+							    RBLK_S_OK, seq));
+			continue;
+		}
 		if (type == RBLK_PDU_DISCOVER) {
 			struct rblk_discover_entry e = { .size = VOL_SIZE, .block_size = 512 };
 			size_t n = rblk_encode_discover_rsp(buf, RBLK_S_OK, 2);
@@ -305,6 +318,7 @@ static struct rblk_queue *open_q(struct fake *f, unsigned depth,
 	struct rblk_client_opts o = {
 		.host = "127.0.0.1", .port = f->port, .volume = "vol0",
 		.hostname = "unit-test", .queue_depth = depth, .timeout_ms = 2000,
+		.ctrl_loss_tmo_ms = RBLK_TMO_NOW,
 	};
 	struct rblk_queue *q = NULL;
 	char err[256];
@@ -483,7 +497,7 @@ static void test_submit_drains_responses(void **state)
 	assert_non_null(buf);
 	/* Small socket buffers on our side too, so 1 MiB never just fits. */
 	{
-		int sz = 64 << 10, fd = rblk_queue_fd(q);
+		int sz = 64 << 10, fd = rblk_queue_conn_fd(q);
 
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));

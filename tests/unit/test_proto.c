@@ -748,6 +748,68 @@ static void test_discover_v31_count(void **state)
 
 /* ---- names and strings ---------------------------------------------------- */
 
+/* [V33] KEEPALIVE / KEEPALIVE_RSP: 24 bytes, reserved zero, status rules. */
+static void test_keepalive_v33(void **state)
+{
+	uint8_t ka[sizeof(struct rblk_wire_keepalive)];
+	uint8_t type;
+	uint32_t len;
+	uint16_t st;
+	uint64_t seq;
+
+	assert_int_equal(rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 77), 24);
+	/* little-endian seq at offset 16 */
+	assert_int_equal(ka[16], 77);
+	assert_int_equal(rblk_decode_hdr(ka, 24, RBLK_MAX_PDU, &type, &len), RBLK_S_OK);
+	assert_int_equal(type, RBLK_PDU_KEEPALIVE);
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE, &st, &seq),
+			 RBLK_S_OK);
+	assert_int_equal(seq, 77);
+	assert_int_equal(st, RBLK_S_OK);
+	/* the other direction's type is not this one */
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+			 RBLK_S_INVALID_OPCODE);
+	/* a KEEPALIVE carries no status */
+	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, RBLK_S_SHUTTING_DOWN, 1);
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE, &st, &seq),
+			 RBLK_S_INVALID_FIELD);
+	/* a KEEPALIVE_RSP may say SHUTTING_DOWN, not an unknown status */
+	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE_RSP, RBLK_S_SHUTTING_DOWN, 0);
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+			 RBLK_S_OK);
+	assert_int_equal(st, RBLK_S_SHUTTING_DOWN);
+	ka[8] = RBLK_S__MAX;
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+			 RBLK_S_INVALID_FIELD);
+	/* reserved fields */
+	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE_RSP, 0, 3);
+	ka[12] = 1;
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+			 RBLK_S_INVALID_FIELD);
+	ka[12] = 0;
+	ka[10] = 1;
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+			 RBLK_S_INVALID_FIELD);
+	ka[10] = 0;
+	/* length: shorter than the struct fails the header, longer the decoder */
+	ka[4] = 16;
+	assert_int_equal(rblk_decode_hdr(ka, 24, RBLK_MAX_PDU, &type, &len),
+			 RBLK_S_INVALID_FIELD);
+	{
+		uint8_t big[32] = { 0 };
+
+		rblk_encode_keepalive(big, RBLK_PDU_KEEPALIVE_RSP, 0, 3);
+		big[4] = 32;
+		assert_int_equal(rblk_decode_keepalive(big, 32, RBLK_PDU_KEEPALIVE_RSP,
+						       &st, &seq), RBLK_S_INVALID_FIELD);
+	}
+	/* the first unused type is still unknown */
+	ka[0] = RBLK_PDU_KEEPALIVE_RSP + 1;
+	ka[4] = 24;
+	assert_int_equal(rblk_decode_hdr(ka, 24, RBLK_MAX_PDU, &type, &len),
+			 RBLK_S_INVALID_OPCODE);
+}
+
 static void test_names(void **state)
 {
 	char long_name[RBLK_NAME_MAX + 1];
@@ -860,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_rsp_v30_lies),
 		cmocka_unit_test(test_discover_roundtrip),
 		cmocka_unit_test(test_discover_v31_count),
+		cmocka_unit_test(test_keepalive_v33),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_status_strings),
 		cmocka_unit_test(test_random_garbage),

@@ -37,6 +37,7 @@ static struct ini_state sample(int id)
 	struct ini_state s = {
 		.dev_id = id, .pid = getpid(), .queues = 2, .depth = 64,
 		.size = 1ull << 40, .block_size = 4096, .started = 1764000000,
+		.state_since = 1764000123, .reconnects = 7,
 	};
 
 	snprintf(s.target, sizeof(s.target), "fe80::1");
@@ -80,6 +81,8 @@ static void test_roundtrip(void **st)
 	assert_true(out.size == 1ull << 40);
 	assert_int_equal(out.block_size, 4096);
 	assert_int_equal(out.started, 1764000000);
+	assert_int_equal(out.state_since, 1764000123);
+	assert_int_equal(out.reconnects, 7);
 	/* rewrite replaces */
 	snprintf(in.state, sizeof(in.state), "stopping");
 	assert_int_equal(ini_state_write(&in), 0);

@@ -34,6 +34,12 @@ struct rblk_fio_options {
 	unsigned int queue_depth;
 	unsigned int fua;
 	unsigned int timeout_ms;
+	/* faults, in seconds (docs: tools/fio/README.md) */
+	int keep_alive_tmo;
+	int io_timeout;
+	int reconnect_delay;
+	int ctrl_loss_tmo;
+	int fast_io_fail_tmo;
 };
 
 struct rblk_fio_data {
@@ -141,6 +147,61 @@ static struct fio_option options[] = {
 		.group = FIO_OPT_G_INVALID,
 	},
 	{
+		.name = "keep_alive_tmo",
+		.lname = "rblk keep-alive timeout",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, keep_alive_tmo),
+		.minval = -1,
+		.def = "5",
+		.help = "Seconds without an answer to a keep-alive before the connection counts as dead (0 or -1: no keep-alive)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "io_timeout",
+		.lname = "rblk I/O timeout",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, io_timeout),
+		.minval = -1,
+		.def = "30",
+		.help = "Seconds a command may go unanswered before its connection is torn down and rebuilt (0 or -1: never)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "reconnect_delay",
+		.lname = "rblk reconnect delay",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, reconnect_delay),
+		.minval = 1,
+		.def = "2",
+		.help = "Seconds between reconnect attempts",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "ctrl_loss_tmo",
+		.lname = "rblk controller loss timeout",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, ctrl_loss_tmo),
+		.minval = -1,
+		.def = "600",
+		.help = "Seconds to keep reconnecting before held and new I/O fail (-1: forever, 0: never reconnect)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "fast_io_fail_tmo",
+		.lname = "rblk fast I/O fail timeout",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rblk_fio_options, fast_io_fail_tmo),
+		.minval = -1,
+		.def = "-1",
+		.help = "Seconds disconnected before I/O fails while reconnecting goes on (-1: off)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
 		.name = NULL,
 	},
 };
@@ -160,6 +221,11 @@ static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co
 		.queue_id = (td->thread_number - 1) & 0xffff,
 		.queue_depth = depth,
 		.timeout_ms = (int)o->timeout_ms,
+		.keep_alive_tmo_ms = rblk_tmo_from_sec(o->keep_alive_tmo),
+		.io_timeout_ms = rblk_tmo_from_sec(o->io_timeout),
+		.reconnect_delay_ms = rblk_tmo_from_sec(o->reconnect_delay),
+		.ctrl_loss_tmo_ms = rblk_tmo_from_sec(o->ctrl_loss_tmo),
+		.fast_io_fail_tmo_ms = rblk_tmo_from_sec(o->fast_io_fail_tmo),
 	};
 }
 

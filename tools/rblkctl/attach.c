@@ -144,6 +144,12 @@ static void attach_usage(FILE *f)
 "  --hostname NAME        host name presented to the target\n"
 "  --secret-file FILE     shared secret for the login challenge (mode 0600)\n"
 "  --timeout SECS         how long to wait for the device (default %d)\n"
+"  --keep-alive-tmo S     connection dead after S s without an answer (default 5)\n"
+"  --io-timeout S         rebuild a connection whose command waits S s (default 30)\n"
+"  --reconnect-delay S    between reconnect attempts (default 2)\n"
+"  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
+"                         -1 forever, 0 never reconnect)\n"
+"  --fast-io-fail-tmo S   fail I/O after S s disconnected (default -1: off)\n"
 "  -h, --help\n", ATTACH_TIMEOUT_S);
 }
 
@@ -201,13 +207,24 @@ int rblkctl_attach(int argc, char **argv)
 		{ "hostname",    required_argument, NULL, 'H' },
 		{ "secret-file", required_argument, NULL, 's' },
 		{ "timeout",     required_argument, NULL, 'w' },
+		/* faults: handed to rblk-initiator as they are (it checks them) */
+		{ "keep-alive-tmo",   required_argument, NULL, 'K' },
+		{ "io-timeout",       required_argument, NULL, 'O' },
+		{ "reconnect-delay",  required_argument, NULL, 'R' },
+		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
+		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *target = NULL, *volume = NULL, *transport = "tcp";
 	const char *queues = NULL, *depth = NULL, *hostname = NULL, *secret = NULL;
 	char bin[PATH_MAX], logpath[PATH_MAX], msg[512];
-	const char *args[32];
+	const char *args[48];
+	const char *fault_opt[5] = { 0 };	/* K O R X F */
+	static const char *const fault_name[5] = {
+		"--keep-alive-tmo", "--io-timeout", "--reconnect-delay",
+		"--ctrl-loss-tmo", "--fast-io-fail-tmo",
+	};
 	int timeout_s = ATTACH_TIMEOUT_S, na = 0, pfd[2], c, id, st;
 	pid_t pid;
 
@@ -234,6 +251,11 @@ int rblkctl_attach(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'K': fault_opt[0] = optarg; break;
+		case 'O': fault_opt[1] = optarg; break;
+		case 'R': fault_opt[2] = optarg; break;
+		case 'X': fault_opt[3] = optarg; break;
+		case 'F': fault_opt[4] = optarg; break;
 		case 'h': attach_usage(stdout); return 0;
 		default: attach_usage(stderr); return 2;
 		}
@@ -270,6 +292,12 @@ int rblkctl_attach(int argc, char **argv)
 	if (depth)    { args[na++] = "--depth";       args[na++] = depth; }
 	if (hostname) { args[na++] = "--hostname";    args[na++] = hostname; }
 	if (secret)   { args[na++] = "--secret-file"; args[na++] = secret; }
+	for (int i = 0; i < 5; i++) {
+		if (fault_opt[i]) {
+			args[na++] = fault_name[i];
+			args[na++] = fault_opt[i];
+		}
+	}
 	args[na++] = "--ready-fd";	args[na++] = "3";
 	args[na++] = "--log-file";	args[na++] = logpath;
 	args[na] = NULL;
@@ -461,7 +489,9 @@ static void list_usage(FILE *f)
 {
 	fprintf(f,
 "usage: rblkctl list [--json]\n"
-"Attached devices: device, target, volume, transport, state.\n"
+"Attached devices: device, target, volume, transport, state (starting, live,\n"
+"connecting, failed, stopping; dead when the server is gone), size, time in\n"
+"that state and reconnects so far.\n"
 "  --json      one JSON array instead of the table\n"
 "  -h, --help\n");
 }
@@ -526,23 +556,29 @@ int rblkctl_list(int argc, char **argv)
 			json_object_object_add(o, "queues", json_object_new_int(s->queues));
 			json_object_object_add(o, "depth", json_object_new_int(s->depth));
 			json_object_object_add(o, "pid", json_object_new_int(s->pid));
+			json_object_object_add(o, "reconnects", json_object_new_int(s->reconnects));
+			json_object_object_add(o, "state_seconds", json_object_new_int64(
+				s->state_since ? (int64_t)time(NULL) - s->state_since : 0));
 			json_object_array_add(arr, o);
 		}
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
 		json_object_put(arr);
 	} else {
-		printf("%-14s %-24s %-20s %-9s %-12s %8s\n", "DEVICE", "TARGET",
-		       "VOLUME", "TRANSPORT", "STATE", "SIZE");
+		printf("%-14s %-24s %-20s %-9s %-12s %8s %8s %6s\n", "DEVICE", "TARGET",
+		       "VOLUME", "TRANSPORT", "STATE", "SIZE", "FOR", "RECONN");
 		for (int i = 0; i < n; i++) {
 			struct ini_state *s = &list[i];
-			char dev[32], tgt[300], size[16];
+			char dev[32], tgt[300], size[16], since[24];
 
 			snprintf(dev, sizeof(dev), "/dev/ublkb%d", s->dev_id);
 			snprintf(tgt, sizeof(tgt), strchr(s->target, ':') ? "[%s]%s%s" : "%s%s%s",
 				 s->target, s->port[0] ? ":" : "", s->port);
 			human_size(s->size, size, sizeof(size));
-			printf("%-14s %-24s %-20s %-9s %-12s %8s\n", dev, tgt, s->volume,
-			       s->transport, ini_state_alive(s) ? s->state : "dead", size);
+			snprintf(since, sizeof(since), "%llds", s->state_since ?
+				 (long long)(time(NULL) - s->state_since) : 0LL);
+			printf("%-14s %-24s %-20s %-9s %-12s %8s %8s %6u\n", dev, tgt, s->volume,
+			       s->transport, ini_state_alive(s) ? s->state : "dead", size,
+			       since, s->reconnects);
 		}
 	}
 	free(list);

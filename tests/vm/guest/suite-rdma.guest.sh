@@ -136,15 +136,16 @@ case_restart() {
 }
 
 # The target dies (SIGKILL) under RDMA I/O: the kernel tears its QPs
-# down and the initiator sees DISCONNECTED, so fio must fail its I/O and
-# end promptly instead of waiting forever for responses.
+# down and the initiator sees DISCONNECTED, so fio -- told not to
+# reconnect (ctrl_loss_tmo=0; by default it would hold its I/O and retry)
+# -- must fail its I/O and end promptly instead of waiting forever.
 case_target_killed() {
 	local f i
 	need_rdma
 	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M
 	start_tgt tgt.conf
 	fio_x rdma killed 0 0 --rw=randwrite --bs=4k --size=4M --iodepth=16 \
-		--time_based --runtime=120 >fio.log 2>&1 &
+		--time_based --runtime=120 --ctrl_loss_tmo=0 >fio.log 2>&1 &
 	f=$!
 	sleep 6
 	kill -0 "$f" 2>/dev/null || { cat fio.log; fail "fio ended before the target was killed"; }

@@ -295,11 +295,13 @@ case_write_zeroes() {
 	detach "$DEV"
 }
 
-# fsync'ed data survives kill -9 of the target and a re-attach.
+# fsync'ed data survives kill -9 of the target and a re-attach.  The
+# device does not reconnect (--ctrl-loss-tmo 0), so umount and detach
+# find its I/O failed instead of held for the new target.
 case_durability() {
 	case_setup
 	start_tgt 256M
-	attach --queues 2
+	attach --queues 2 --ctrl-loss-tmo 0
 	mkfs.ext4 -q -F "$DEV" || fail "mkfs failed"
 	mount "$DEV" /mnt/ublk || fail "mount failed"
 	make_tree /mnt/ublk/tree

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client queue's insides, shared by the two files that own it:
+ * client.c (connect + LOGIN, tags, submit, completions, reap) and
+ * reconnect.c (the LIVE -> CONNECTING -> LIVE | FAILED state machine, the
+ * queue's one timer, keep-alive, I/O timeouts).  Not for library users.
+ */
+#ifndef RBLK_INITIATOR_CLIENT_CLIENT_QUEUE_H
+#define RBLK_INITIATOR_CLIENT_CLIENT_QUEUE_H
+
+#include <stdint.h>
+
+#include "client_transport.h"
+#include "rblk_client.h"
+
+/* Where a taken tag's I/O is. */
+enum tag_state {
+	TAG_FREE,
+	TAG_SENT,		/* on the current connection, awaiting its RSP */
+	TAG_HELD,		/* waiting for a connection to be sent (again) */
+	TAG_DONE,		/* in the done ring, not yet reaped */
+};
+
+struct user_buf {
+	void  *buf;
+	size_t len;
+};
+
+struct rblk_queue {
+	const struct rblk_client_transport_ops *ops;
+	struct rblk_client_conn *conn;	/* NULL while not connected */
+	struct rblk_client_opts opts;	/* strings point into owned copies */
+	char *strs[7];			/* the copies, freed with the queue */
+	char host[RBLK_NAME_MAX];	/* name sent in LOGIN */
+	struct rblk_volume_info info;
+	unsigned depth;			/* granted at open; never changes */
+	int err;			/* -errno that made the queue FAILED */
+
+	/* tag -> I/O, NULL when the tag is free.  A tag stays taken from
+	 * submit until the I/O is reaped, so taken <= depth and the done ring
+	 * can never overflow. */
+	struct rblk_io **slot;
+	uint8_t *tstate;		/* enum tag_state */
+	uint64_t *seq;			/* submission order, for reissue */
+	int64_t *deadline;		/* TAG_SENT: io_timeout expiry (ms) */
+	uint64_t next_seq;
+	unsigned nsent, nheld;
+	uint32_t *free_tags;		/* stack of free tags */
+	unsigned nfree;
+	struct rblk_io **done;		/* FIFO ring of completed, unreaped I/Os */
+	unsigned done_head, done_count;
+
+	struct user_buf *ubufs;		/* registered again on each connection */
+	unsigned n_ubufs;
+
+	/* ---- reconnect.c --------------------------------------------- */
+	enum rblk_queue_state state;
+	/* resolved options, ms: < 0 off / forever, 0 at once */
+	int ka_ms, io_ms, delay_ms, loss_ms, fail_ms;
+	int epfd;			/* rblk_queue_fd(): timerfd + transport fd */
+	int tfd;			/* the queue's one timer */
+	int conn_fd;			/* transport fd in epfd, -1 if none */
+	int64_t timer_at;		/* armed expiry, INT64_MAX when idle */
+	int64_t since;			/* entered the current state */
+	int64_t last_rx;		/* last PDU from the target */
+	int64_t ka_sent;
+	uint64_t ka_seq;
+	int ka_out;			/* a KEEPALIVE awaits its answer */
+	int draining;			/* target said SHUTTING_DOWN */
+	int64_t fast_until;		/* fast retry schedule ends */
+	int64_t next_attempt;
+	unsigned attempt;		/* in this CONNECTING period */
+	unsigned reconnects;
+	int io_failing;			/* fast_io_fail_tmo has passed */
+	int last_err;
+	char why[160];			/* last reason the connection went */
+};
+
+/* ---- client.c ---------------------------------------------------------- */
+
+/*
+ * Connects, logs in (auth included) and starts a connection for q within
+ * timeout_ms, registers q->ubufs on it and makes it q->conn.  The first
+ * call (q->depth == 0) also takes the geometry; later ones check that the
+ * volume still fits it.  0 or -errno with a reason in errbuf.
+ */
+int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
+			size_t errlen);
+/* Sends a taken tag on q->conn (TAG_SENT); a transport failure calls
+ * rblk_rc_lost.  Returns 0, or -EINVAL when nothing was sent. */
+int rblk_client_send(struct rblk_queue *q, uint32_t tag);
+/* Completes one sent or held tag with status (to the done ring). */
+void rblk_client_finish(struct rblk_queue *q, uint32_t tag, int status);
+/* Completes every tag in state `which` (TAG_SENT or TAG_HELD) with status. */
+void rblk_client_fail_tags(struct rblk_queue *q, enum tag_state which, int status);
+
+/* ---- reconnect.c ------------------------------------------------------- */
+
+/* Options -> q's timers; creates the timer and the epoll fd.  0 / -errno. */
+int rblk_rc_init(struct rblk_queue *q);
+void rblk_rc_destroy(struct rblk_queue *q);
+/* q->conn just came up (open or reconnect): LIVE, watch its fd. */
+void rblk_rc_live(struct rblk_queue *q);
+/* Closes q->conn (if any) and removes it from the epoll fd. */
+void rblk_rc_close_conn(struct rblk_queue *q);
+/* The connection is gone (err, why): LIVE -> CONNECTING, sent commands are
+ * held; or FAILED when reconnecting is off. */
+void rblk_rc_lost(struct rblk_queue *q, int err, const char *why);
+/* Gives up: FAILED, every held and sent command fails. */
+void rblk_rc_fail(struct rblk_queue *q, int err, const char *why);
+/* The target is stopping: hold new commands, reconnect on the fast
+ * schedule once nothing is left at the target. */
+void rblk_rc_shutting_down(struct rblk_queue *q);
+/* A tag was just sent: its deadline. */
+void rblk_rc_sent(struct rblk_queue *q, uint32_t tag);
+/*
+ * One step of progress: waits up to wait_ms (0: not at all, -1: until
+ * something happens) for responses or the queue's timer, then runs what
+ * is due (keep-alive, I/O timeouts, reconnect attempts, fail timeouts).
+ */
+void rblk_rc_step(struct rblk_queue *q, int wait_ms);
+
+#endif /* RBLK_INITIATOR_CLIENT_CLIENT_QUEUE_H */
