@@ -215,12 +215,12 @@ static int login_round(const struct rblk_client_transport_ops *ops,
  * otherwise be handed our writes and could feed us its data).  Every
  * reconnect goes through it again.
  */
-static int do_login(struct rblk_queue *q, const struct rblk_client_transport_ops *ops,
-		    struct rblk_client_conn *conn, unsigned want_depth,
-		    int64_t deadline, struct rblk_volume_info *info,
-		    char *errbuf, size_t errlen)
+static int do_login(const struct rblk_client_opts *opts,
+		    const struct rblk_client_transport_ops *ops,
+		    struct rblk_client_conn *conn, const char *host,
+		    unsigned want_depth, int64_t deadline,
+		    struct rblk_volume_info *info, char *errbuf, size_t errlen)
 {
-	const struct rblk_client_opts *opts = &q->opts;
 	uint8_t tgt_nonce[RBLK_NONCE_LEN];
 	struct rblk_secret secret;
 	struct rblk_login_rsp rsp;
@@ -235,7 +235,7 @@ static int do_login(struct rblk_queue *q, const struct rblk_client_transport_ops
 	/* strcpy into zeroed fields: the same bytes the encoder sends, which
 	 * is what the MACs cover. */
 	strcpy(l.volume, opts->volume);
-	strcpy(l.host, q->host);
+	strcpy(l.host, host);
 
 	if (opts->secret_file) {
 		ret = load_secret(opts, &secret, errbuf, errlen);
@@ -375,7 +375,8 @@ int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 	ret = open_conn(&q->opts, want, timeout_ms, stall, &ops, &conn, errbuf, errlen);
 	if (ret)
 		return ret;
-	ret = do_login(q, ops, conn, want, deadline, &info, errbuf, errlen);
+	ret = do_login(&q->opts, ops, conn, q->host, want, deadline, &info,
+		       errbuf, errlen);
 	if (ret)
 		goto out_close_conn;
 	if (!q->depth) {

@@ -168,6 +168,16 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 		CHECK(r.status != RBLK_S_OK && r.value == 0);
 		break;
 	}
+	case RBLK_PDU_KEEPALIVE_RSP: {
+		uint16_t status;
+		uint64_t seq;
+
+		/* the answer to a KEEPALIVE, or the notice of a stopping target */
+		CHECK(rblk_decode_keepalive(pdu, len, type, &status, &seq) == RBLK_S_OK);
+		CHECK(f->c.state != TGT_CONN_NEW);
+		CHECK(status == RBLK_S_OK || status == RBLK_S_SHUTTING_DOWN);
+		break;
+	}
 	default:
 		CHECK(!"target sent a PDU type it never sends");
 	}

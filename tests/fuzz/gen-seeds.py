@@ -17,6 +17,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAGIC = 0x6B6C6272
 LOGIN, LOGIN_RSP, CMD, RSP, DISCOVER, DISCOVER_RSP = 1, 2, 3, 4, 5, 6
+KEEPALIVE, KEEPALIVE_RSP = 7, 8
 READ, WRITE, FLUSH, DISCARD, WRITE_ZEROES = 1, 2, 3, 4, 5
 FUA = 1
 MAC_MAGIC = b"\xa5" * 32          # fuzz_conn.c: harness puts the right MAC
@@ -60,6 +61,10 @@ def cmd(op, tag, offset=0, length=0, flags=0, sges=(), data=b""):
 
 def rsp(tag, status=0, value=0, data=b""):
     return hdr(RSP, 24 + len(data)) + struct.pack("<IHHQ", tag, status, 0, value) + data
+
+
+def keepalive(seq, typ=KEEPALIVE, status=0):
+    return hdr(typ, 24) + struct.pack("<HHIQ", status, 0, 0, seq)
 
 
 def discover(host="fuzz"):
@@ -107,6 +112,8 @@ def proto_seeds():
                                                         sges=((0, 1, 4096),))
     yield "rsp-read-data", rd + rsp(9, 0, 16, b"\x33" * 16)
     yield "rsp-error", rd + rsp(10, 3)
+    yield "keepalive", rd + keepalive(5)
+    yield "keepalive-rsp", rd + keepalive(5, KEEPALIVE_RSP, 17)
     yield "discover", rd + discover("host-a")
     yield "discover-rsp", rd + discover_rsp([("vol0", 1 << 20, 0x1E, 512),
                                             ("ro", 1 << 20, 0x03, 4096)])
@@ -159,6 +166,9 @@ def conn_seeds():
     yield "tcp-discover-split", head(chunks=(3, 9, 1, 0, 0, 0)) + discover("fuzz") + login("vol0")
     yield "tcp-cmd-before-login", head() + cmd(READ, 0, 0, 512)
     yield "tcp-second-login", head() + login("vol0") + login("vol0")
+    yield "tcp-keepalive", head() + login("vol0") + keepalive(7) + cmd(READ, 0, 0, 512) + keepalive(8)
+    yield "tcp-keepalive-before-login", head() + keepalive(1)
+    yield "tcp-keepalive-drain", head(F_DRAIN, stop_at=3, chunks=(64,) * 6) + login("vol0") + keepalive(2)
     yield "tcp-discover-after-login", head() + login("vol0") + discover()
     yield "tcp-login-rsp-to-target", head() + login_rsp()
     yield "tcp-rsp-after-login", head() + login("vol0") + rsp(0)
