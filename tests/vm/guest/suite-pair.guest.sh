@@ -12,6 +12,39 @@ RPORT=4421
 UP_ERR=
 cnode_up || UP_ERR="the link or the target node did not come up"
 
+# Writes the target node's config (once) and starts rblk-target there, in
+# the background; waits until it listens on RDMA.  Prints its log if not.
+tnode_target_start() {
+	tnode "[ -e /srv/node/target.conf ] || cat >/srv/node/target.conf <<EOF
+[target]
+listen_rdma = $TNODE_IP:$RPORT
+reactors = 1
+admin_socket = /run/rblk-node.sock
+volume_dir = /srv/node
+[volume buffered]
+path = /srv/node/buffered.img
+size = 256M
+direct = no
+allow_hosts = $CNODE_IP
+[volume direct]
+path = /srv/node/direct.img
+size = 256M
+direct = yes
+allow_hosts = $CNODE_IP/24
+EOF
+: >/srv/node/target.log
+setsid $TGT --config /srv/node/target.conf >>/srv/node/target.log 2>&1 </dev/null &
+for i in \$(seq 100); do grep -q 'listening on rdma' /srv/node/target.log && exit 0; sleep 0.1; done
+cat /srv/node/target.log; exit 1"
+}
+
+# Both ends' Soft-RoCE devices (idempotent).
+rxe_both() {
+	local out
+	out=$(tnode "rxe-up -n eth0 -a $TNODE_IP/24") || fail "rxe-up on the target node: $out"
+	out=$(rxe-up -n eth0 -a "$CNODE_IP/24" 2>&1) || fail "rxe-up on the client node: $out"
+}
+
 # Both ends of the link answer, and the target node is another machine.
 case_link() {
 	[ -z "$UP_ERR" ] || fail "$UP_ERR"
@@ -30,29 +63,8 @@ case_link() {
 # fio verify from the client node through the engine, over RDMA.
 case_rdma_across() {
 	[ -z "$UP_ERR" ] || fail "$UP_ERR"
-	local out
-	out=$(tnode "rxe-up -n eth0 -a $TNODE_IP/24") || fail "rxe-up on the target node: $out"
-	out=$(rxe-up -n eth0 -a "$CNODE_IP/24" 2>&1) || fail "rxe-up on the client node: $out"
-	tnode "cat >/srv/node/target.conf <<EOF
-[target]
-listen_rdma = $TNODE_IP:$RPORT
-reactors = 1
-admin_socket = /run/rblk-node.sock
-volume_dir = /srv/node
-[volume buffered]
-path = /srv/node/buffered.img
-size = 256M
-direct = no
-allow_hosts = $CNODE_IP
-[volume direct]
-path = /srv/node/direct.img
-size = 256M
-direct = yes
-allow_hosts = $CNODE_IP/24
-EOF
-setsid $TGT --config /srv/node/target.conf >/srv/node/target.log 2>&1 </dev/null &
-for i in \$(seq 100); do grep -q 'listening on rdma' /srv/node/target.log && exit 0; sleep 0.1; done
-cat /srv/node/target.log; exit 1" || fail "rblk-target did not listen on the target node"
+	rxe_both
+	tnode_target_start || fail "rblk-target did not listen on the target node"
 	local v
 	for v in buffered direct; do
 		timeout 200 "$FIO" --name="$v" --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
@@ -64,6 +76,33 @@ cat /srv/node/target.log; exit 1" || fail "rblk-target did not listen on the tar
 	done
 	tnode "pkill -TERM -x rblk-target; sleep 1; ! pgrep -x rblk-target" >/dev/null ||
 		fail "rblk-target on the target node did not stop on SIGTERM"
+}
+
+# The RDMA reconnect path of the client library: rblk-target on the target
+# node is killed (-9) while fio writes through the engine over RDMA, and
+# started again 3 s later.  fio must end with 0 and its verify must pass:
+# the queue reconnects (new QP, PD and MRs) and resends what was in flight.
+case_rdma_reconnect() {
+	[ -z "$UP_ERR" ] || fail "$UP_ERR"
+	rxe_both
+	tnode "pgrep -x rblk-target" >/dev/null || tnode_target_start || fail "rblk-target did not start"
+	timeout 300 "$FIO" --name=reconnect --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
+		--port="$RPORT" --volume=buffered --rw=randwrite --bs=64k --size=24M --iodepth=8 \
+		--reconnect_delay=1 --ctrl_loss_tmo=120 --keep_alive_tmo=5 \
+		--verify=crc32c --verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &
+	local fpid=$! rc
+	nap 3
+	kill -0 "$fpid" 2>/dev/null || { cat fio.err fio.json; fail "fio ended before the fault"; }
+	tnode "pkill -KILL -x rblk-target" >/dev/null || fail "no rblk-target to kill"
+	log "rblk-target killed (-9) under fio; starting it again in 3 s"
+	nap 3
+	tnode_target_start || fail "rblk-target did not start again"
+	wait "$fpid"
+	rc=$?
+	[ "$rc" = 0 ] || { cat fio.err; tail -c 3000 fio.json; fail "fio exit $rc across a target restart over RDMA"; }
+	jq -e '.jobs[0].error == 0' fio.json >/dev/null || fail "fio reported an error"
+	log "fio verify passed across the restart; clat max $(jq '.jobs[0].write.clat_ns.max / 1e6 | floor' fio.json) ms"
+	grep -h "reconnect" fio.err | head -n 3
 }
 
 # The link drops for 5 s: the target node is unreachable, then back.
@@ -94,6 +133,7 @@ case_power_cut() {
 
 run_case -t 120 link case_link
 run_case -t 400 rdma-across case_rdma_across
+run_case -t 400 rdma-reconnect case_rdma_reconnect
 run_case -t 60 link-drop case_link_drop
 run_case -t 300 power-cut case_power_cut
 cases_done
