@@ -28,7 +28,7 @@ direct = no
 allow_hosts = $CNODE_IP
 [volume direct]
 path = /srv/node/direct.img
-size = 256M
+size = 512M
 direct = yes
 allow_hosts = $CNODE_IP/24
 EOF
@@ -101,8 +101,51 @@ case_rdma_reconnect() {
 	rc=$?
 	[ "$rc" = 0 ] || { cat fio.err; tail -c 3000 fio.json; fail "fio exit $rc across a target restart over RDMA"; }
 	jq -e '.jobs[0].error == 0' fio.json >/dev/null || fail "fio reported an error"
-	log "fio verify passed across the restart; clat max $(jq '.jobs[0].write.clat_ns.max / 1e6 | floor' fio.json) ms"
+	log "fio verify passed across the restart; clat max $(jq '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1e6 | floor' fio.json) ms (reads and writes)"
 	grep -h "reconnect" fio.err | head -n 3
+}
+
+# Issue 9, case 1 over RDMA: xfs on /dev/ublkbN (client node) while
+# rblk-target on the target node is killed (-9) under fio verify and
+# started again 3 s later.  fio returns 0 and verifies, the client's kernel
+# logs no I/O error, and xfs_repair -n is clean.
+case_ublk_xfs_target_kill() {
+	[ -z "$UP_ERR" ] || fail "$UP_ERR"
+	need_cmd mkfs.xfs xfs_repair
+	ublk-up || fail "ublk-up"
+	rxe_both
+	tnode "pgrep -x rblk-target" >/dev/null || tnode_target_start || fail "rblk-target did not start"
+	local dev rc
+	dev=$(timeout 90 "$RBLK_BUILD/rblkctl" attach --target "$TNODE_IP:$RPORT" --volume direct \
+		--transport rdma --queues 1 --reconnect-delay 1 --ctrl-loss-tmo 120 2>attach.err) ||
+		{ cat attach.err; fail "attach failed"; }
+	log "attached $dev over RDMA from the other node"
+	trap 'umount -q /mnt/pair 2>/dev/null; "$RBLK_BUILD/rblkctl" detach --all --timeout 10 >/dev/null 2>&1' EXIT
+	mkfs.xfs -q -f "$dev" >mkfs.log 2>&1 || { cat mkfs.log; fail "mkfs.xfs failed"; }
+	mkdir -p /mnt/pair && mount "$dev" /mnt/pair || fail "mount failed"
+	dmesg -C
+	timeout 300 fio --name=fsverify --directory=/mnt/pair --size=24M --bs=64k --rw=randwrite \
+		--ioengine=io_uring --direct=1 --iodepth=8 --verify=crc32c --verify_fatal=1 \
+		--verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &
+	local fpid=$!
+	nap 3
+	kill -0 "$fpid" 2>/dev/null || { cat fio.err fio.json; fail "fio ended before the fault"; }
+	tnode "pkill -KILL -x rblk-target" >/dev/null || fail "no rblk-target to kill"
+	log "rblk-target killed (-9) under fio on xfs; starting it again in 3 s"
+	nap 3
+	tnode_target_start || fail "rblk-target did not start again"
+	wait "$fpid"
+	rc=$?
+	[ "$rc" = 0 ] || { cat fio.err; tail -c 2000 fio.json; tail -n 20 /run/rblk/rblk-initiator.*.log; fail "fio exit $rc"; }
+	jq -e '.jobs[0].error == 0' fio.json >/dev/null || fail "fio reported an error"
+	if dmesg | grep -iE 'I/O error|critical medium|XFS .*(error|shutdown|corrupt)'; then
+		fail "I/O errors in the client's kernel log (above)"
+	fi
+	umount /mnt/pair || fail "umount failed"
+	xfs_repair -n "$dev" >repair.log 2>&1 || { cat repair.log; fail "xfs_repair -n found problems"; }
+	log "fio verify passed, no kernel I/O error, xfs_repair -n clean; clat max $(jq '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1e6 | floor' fio.json) ms (reads and writes)"
+	grep -h "connection lost\|reconnected" /run/rblk/rblk-initiator.*.log | head -n 3
+	timeout 60 "$RBLK_BUILD/rblkctl" detach "$dev" || fail "detach failed"
 }
 
 # The link drops for 5 s: the target node is unreachable, then back.
@@ -134,6 +177,7 @@ case_power_cut() {
 run_case -t 120 link case_link
 run_case -t 400 rdma-across case_rdma_across
 run_case -t 400 rdma-reconnect case_rdma_reconnect
+run_case -t 500 ublk-xfs-target-kill case_ublk_xfs_target_kill
 run_case -t 60 link-drop case_link_drop
 run_case -t 300 power-cut case_power_cut
 cases_done
