@@ -43,6 +43,12 @@
 /* A reconnect attempt never gets less than this, even right before a
  * fast_io_fail or ctrl_loss deadline. */
 #define MIN_ATTEMPT_MS	250
+/* A reconnect attempt gives up after max(2 x reconnect_delay, this), at
+ * most the connect timeout: an attempt begun while the target was down
+ * (an RDMA connect to a dead node waits for its full timeout) must not
+ * make a target that is back wait for it.  The first connection of a
+ * queue keeps the whole connect timeout. */
+#define ATTEMPT_FLOOR_MS	3000
 
 #define NEVER		INT64_MAX
 
@@ -362,7 +368,9 @@ static void reissue(struct rblk_queue *q)
 static void attempt(struct rblk_queue *q, int64_t now)
 {
 	int budget = q->opts.timeout_ms > 0 ? q->opts.timeout_ms : DEF_CONNECT_MS;
+	int short_budget = 2 * q->delay_ms > ATTEMPT_FLOOR_MS ? 2 * q->delay_ms : ATTEMPT_FLOOR_MS;
 	int64_t lost_at = q->since;
+	unsigned attempt_no;
 	int64_t limit = NEVER;
 	char err[256];
 	int ret;
@@ -372,9 +380,11 @@ static void attempt(struct rblk_queue *q, int64_t now)
 		limit = lost_at + q->loss_ms;
 	if (q->fail_ms > 0 && !q->io_failing && lost_at + q->fail_ms < limit)
 		limit = lost_at + q->fail_ms;
+	if (short_budget < budget)
+		budget = short_budget;
 	if (limit != NEVER && limit - now < budget)
 		budget = limit - now < MIN_ATTEMPT_MS ? MIN_ATTEMPT_MS : (int)(limit - now);
-	q->attempt++;
+	attempt_no = ++q->attempt;
 	ret = rblk_client_connect(q, budget, err, sizeof(err));
 	now = rblk_now_ms();
 	if (!ret) {
@@ -384,7 +394,7 @@ static void attempt(struct rblk_queue *q, int64_t now)
 		rblk_rc_live(q);
 		rblk_warn("queue %u: reconnected after %.2fs (attempt %u); resending %u commands",
 			  q->opts.queue_id, (double)(now - lost_at) / 1000.0,
-			  q->attempt, held);
+			  attempt_no, held);
 		/* set_state restarted the clock: state_ms counts from now. */
 		reissue(q);
 		return;
