@@ -118,6 +118,23 @@ run_case() {
 	esac
 }
 
+# start_conf SIZE: PORT = a free port (skips without one), CONF = $T/t.conf:
+# write_conf's vol0 (uring on $T/open.img, SIZE) followed by the config text
+# on stdin (more volumes), and start_target on it.
+start_conf() {
+	PORT=$(free_port) || skip "no free port"
+	CONF=$T/t.conf
+	write_conf "$CONF" uring "$T/open.img" "$1"
+	cat >>"$CONF"
+	start_target "$CONF"
+}
+
+# require_login: LOGIN = the rblk-login probe (tests/tools).
+require_login() {
+	LOGIN=$RBLK_BUILD/tests/tools/rblk-login
+	[ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
+}
+
 # run_fio ARGS...: fio through the rblk engine against 127.0.0.1:$PORT.
 run_fio() {
 	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
