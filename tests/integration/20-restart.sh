@@ -13,23 +13,6 @@
 require_target
 require_fio_engine
 
-nfail=0
-
-run_case() {	# NAME FUNCTION [ARGS]
-	local name=$1 out=$T/case-$1.log
-	shift
-	log "case $name"
-	"$@" >"$out" 2>&1
-	case $? in
-	0)	grep '^note:' "$out" | sed 's/^/    /'
-		echo "RBLK-CASE: PASS $name" ;;
-	77)	echo "RBLK-CASE: SKIP $name $(tail -n 1 "$out")" ;;
-	*)	sed 's/^/    /' "$out" | tail -n 25
-		echo "RBLK-CASE: FAIL $name $(grep -v '^[[:space:]]*$' "$out" | tail -n 1)"
-		nfail=$((nfail + 1)) ;;
-	esac
-}
-
 fio_job() {	# NAME FIO-ARGS...: bounded fio run, output in $T/fio-NAME.out
 	local name=$1
 	shift

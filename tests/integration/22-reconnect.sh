@@ -24,21 +24,7 @@ FAULT=$RBLK_BUILD/tests/tools/rblk-faultclient
 # target's own drain and listen, fio's bookkeeping.
 MARGIN_MS=${MARGIN_MS:-500}
 
-nfail=0
-run_case() {	# NAME FUNCTION [ARGS]
-	local name=$1 out=$T/case-$1.log
-	shift
-	log "case $name"
-	"$@" >"$out" 2>&1
-	case $? in
-	0)	grep '^note:' "$out" | sed 's/^/    /'
-		echo "RBLK-CASE: PASS $name" ;;
-	77)	echo "RBLK-CASE: SKIP $name $(tail -n 1 "$out")" ;;
-	*)	sed 's/^/    /' "$out" | tail -n 30
-		echo "RBLK-CASE: FAIL $name $(grep -v '^[[:space:]]*$' "$out" | tail -n 1)"
-		nfail=$((nfail + 1)) ;;
-	esac
-}
+RUN_CASE_TAIL=30
 
 now_ms() { date +%s%3N; }
 
@@ -146,28 +132,36 @@ case_sigstop() {
 # events NAME: the EVENT lines of the watcher's output
 events() { grep '^EVENT' "$T/$1.out"; }
 
-case_fast_io_fail() {
-	local fpid kill_at back_at fail_at ok_at
-	setup ff
-	"$FAULT" --seconds 18 --fast-io-fail-tmo 2 --reconnect-delay 1 \
-		127.0.0.1 "$PORT" vol0 >"$T/ff.out" 2>&1 &
-	fpid=$!
-	_cleanup_pids+=("$fpid")
+# watch_then_kill NAME [watcher options]: rblk-faultclient on vol0 in the
+# background (output in $T/NAME.out, pid in FAULT_PID), and 1.5 s later the
+# target SIGKILLed; KILL_AT is when (ms).
+watch_then_kill() {
+	local name=$1
+	shift
+	"$FAULT" "$@" 127.0.0.1 "$PORT" vol0 >"$T/$name.out" 2>&1 &
+	FAULT_PID=$!
+	_cleanup_pids+=("$FAULT_PID")
 	sleep 1.5
-	kill_at=$(now_ms)
+	KILL_AT=$(now_ms)
 	kill -KILL "$TARGET_PID"
 	wait "$TARGET_PID" 2>/dev/null
+}
+
+case_fast_io_fail() {
+	local back_at fail_at ok_at
+	setup ff
+	watch_then_kill ff --seconds 18 --fast-io-fail-tmo 2 --reconnect-delay 1
 	sleep 8
 	back_at=$(now_ms)
 	start_target "$T/ff.conf"
-	wait "$fpid" || { cat "$T/ff.out"; echo "faultclient failed"; return 1; }
+	wait "$FAULT_PID" || { cat "$T/ff.out"; echo "faultclient failed"; return 1; }
 	cat "$T/ff.out"
 	fail_at=$(events ff | awk '$3 == "fail" { print $2; exit }')
 	[ -n "$fail_at" ] || { echo "I/O never failed"; return 1; }
 	ok_at=$(events ff | awk -v t="$fail_at" '$3 == "ok" && $2 > t { print $2; exit }')
-	echo "note: fast_io_fail_tmo 2: I/O failed $((fail_at - kill_at)) ms after the kill; works again $(( ${ok_at:-0} - back_at )) ms after the restart"
-	[ "$((fail_at - kill_at))" -ge 2000 ] && [ "$((fail_at - kill_at))" -le 4000 ] ||
-		{ echo "I/O failed $((fail_at - kill_at)) ms after the kill, not in 2-4 s"; return 1; }
+	echo "note: fast_io_fail_tmo 2: I/O failed $((fail_at - KILL_AT)) ms after the kill; works again $(( ${ok_at:-0} - back_at )) ms after the restart"
+	[ "$((fail_at - KILL_AT))" -ge 2000 ] && [ "$((fail_at - KILL_AT))" -le 4000 ] ||
+		{ echo "I/O failed $((fail_at - KILL_AT)) ms after the kill, not in 2-4 s"; return 1; }
 	[ -n "$ok_at" ] || { echo "I/O did not work again after the target came back"; return 1; }
 	# reconnect_delay 1: back within a period or two of the restart
 	[ "$((ok_at - back_at))" -le 4000 ] ||
@@ -177,24 +171,17 @@ case_fast_io_fail() {
 }
 
 case_ctrl_loss() {
-	local fpid kill_at fail_at gave_up
+	local fail_at gave_up
 	setup cl
-	"$FAULT" --seconds 15 --ctrl-loss-tmo 3 --reconnect-delay 1 \
-		127.0.0.1 "$PORT" vol0 >"$T/cl.out" 2>&1 &
-	fpid=$!
-	_cleanup_pids+=("$fpid")
-	sleep 1.5
-	kill_at=$(now_ms)
-	kill -KILL "$TARGET_PID"
-	wait "$TARGET_PID" 2>/dev/null
-	wait "$fpid" || { cat "$T/cl.out"; echo "faultclient failed"; return 1; }
+	watch_then_kill cl --seconds 15 --ctrl-loss-tmo 3 --reconnect-delay 1
+	wait "$FAULT_PID" || { cat "$T/cl.out"; echo "faultclient failed"; return 1; }
 	cat "$T/cl.out"
 	fail_at=$(events cl | awk '$3 == "fail" || $3 == "failed" { print $2; exit }')
 	gave_up=$(events cl | awk '$3 == "failed" { print $2; exit }')
 	[ -n "$fail_at" ] && [ -n "$gave_up" ] || { echo "the queue did not give up"; return 1; }
-	echo "note: ctrl_loss_tmo 3: I/O failed $((fail_at - kill_at)) ms after the kill"
-	[ "$((fail_at - kill_at))" -ge 3000 ] && [ "$((fail_at - kill_at))" -le 5000 ] ||
-		{ echo "I/O failed $((fail_at - kill_at)) ms after the kill, not in 3-5 s"; return 1; }
+	echo "note: ctrl_loss_tmo 3: I/O failed $((fail_at - KILL_AT)) ms after the kill"
+	[ "$((fail_at - KILL_AT))" -ge 3000 ] && [ "$((fail_at - KILL_AT))" -le 5000 ] ||
+		{ echo "I/O failed $((fail_at - KILL_AT)) ms after the kill, not in 3-5 s"; return 1; }
 	grep -q 'ctrl_loss_tmo' "$T/cl.out" || { echo "no ctrl_loss_tmo line"; return 1; }
 }
 

@@ -8,18 +8,14 @@
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
-LOGIN=$RBLK_BUILD/tests/tools/rblk-login
-[ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
+require_login
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-write_conf "$CONF" uring "$T/open.img" 64M
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/good.key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/bad.key"
 cp "$T/good.key" "$T/loose.key"
 chmod 600 "$T/good.key" "$T/bad.key"
 chmod 644 "$T/loose.key"
-cat >>"$CONF" <<CONF
+start_conf 64M <<CONF
 
 [volume acl]
 path = $T/acl.img
@@ -32,7 +28,6 @@ size = 16M
 secret_file = $T/good.key
 allow_any_host = yes
 CONF
-start_target "$CONF"
 
 # login HOST VOLUME [args]: prints the probe's line; sets RC.
 login() {

@@ -11,13 +11,9 @@
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
-LOGIN=$RBLK_BUILD/tests/tools/rblk-login
-[ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
+require_login
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-write_conf "$CONF" uring "$T/open.img" 16M
-cat >>"$CONF" <<CONF
+start_conf 16M <<CONF
 
 [volume addr]
 path = $T/addr.img
@@ -38,7 +34,6 @@ allow_hosts = hostA
 path = $T/closed.img
 size = 4M
 CONF
-start_target "$CONF"
 
 # login FROM HOST VOLUME: the probe connects from 127.0.0.FROM-address.
 login() {

@@ -15,13 +15,10 @@ FAKE=$RBLK_BUILD/tests/tools/rblk-faketarget
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
 for t in "$PROBE" "$FAKE" "$LOGIN"; do [ -x "$t" ] || skip "$t not built (make unit-tests)"; done
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/good.key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/other.key"
 chmod 600 "$T/good.key" "$T/other.key"
-write_conf "$CONF" uring "$T/open.img" 16M
-cat >>"$CONF" <<CONF
+start_conf 16M <<CONF
 
 [volume sec]
 path = $T/sec.img
@@ -29,7 +26,6 @@ size = 16M
 secret_file = $T/good.key
 allow_any_host = yes
 CONF
-start_target "$CONF"
 
 log "the real target proves itself"
 "$PROBE" 127.0.0.1 "$PORT" target-proof sec vol0 "$T/good.key" || fail "target proof"

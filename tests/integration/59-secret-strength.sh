@@ -10,20 +10,15 @@
 require_target
 require_rblkctl
 require_python3
-LOGIN=$RBLK_BUILD/tests/tools/rblk-login
-[ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
+require_login
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-write_conf "$CONF" uring "$T/open.img" 16M
-cat >>"$CONF" <<CONF
+start_conf 16M <<CONF
 
 [volume v2]
 path = $T/v2.img
 size = 4M
 allow_any_host = yes
 CONF
-start_target "$CONF"
 
 log "--generate: 32 random bytes, mode 0600, used at once"
 ctl "$CONF" volume secret vol0 --generate "$T/gen.key" || fail "generate"

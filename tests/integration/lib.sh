@@ -98,6 +98,43 @@ allow_any_host = yes
 CONF
 }
 
+# run_case NAME FUNCTION [ARGS]: runs FUNCTION with its output in
+# $T/case-NAME.log and prints one RBLK-CASE line for it: on a pass with the
+# case's "note:" lines, on a failure after the last RUN_CASE_TAIL (25) lines
+# of its output.  Counts failures in nfail (exit $((nfail > 0)) at the end).
+nfail=0
+run_case() {
+	local name=$1 out=$T/case-$1.log
+	shift
+	log "case $name"
+	"$@" >"$out" 2>&1
+	case $? in
+	0)	grep '^note:' "$out" | sed 's/^/    /'
+		echo "RBLK-CASE: PASS $name" ;;
+	77)	echo "RBLK-CASE: SKIP $name $(tail -n 1 "$out")" ;;
+	*)	sed 's/^/    /' "$out" | tail -n "${RUN_CASE_TAIL:-25}"
+		echo "RBLK-CASE: FAIL $name $(grep -v '^[[:space:]]*$' "$out" | tail -n 1)"
+		nfail=$((nfail + 1)) ;;
+	esac
+}
+
+# start_conf SIZE: PORT = a free port (skips without one), CONF = $T/t.conf:
+# write_conf's vol0 (uring on $T/open.img, SIZE) followed by the config text
+# on stdin (more volumes), and start_target on it.
+start_conf() {
+	PORT=$(free_port) || skip "no free port"
+	CONF=$T/t.conf
+	write_conf "$CONF" uring "$T/open.img" "$1"
+	cat >>"$CONF"
+	start_target "$CONF"
+}
+
+# require_login: LOGIN = the rblk-login probe (tests/tools).
+require_login() {
+	LOGIN=$RBLK_BUILD/tests/tools/rblk-login
+	[ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
+}
+
 # run_fio ARGS...: fio through the rblk engine against 127.0.0.1:$PORT.
 run_fio() {
 	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \

@@ -29,6 +29,7 @@
 
 #include "auth.h"
 #include "rblk_client.h"
+#include "fake_wire.h"
 #include "log.h"
 
 #define VOL_SIZE	(8u << 20)
@@ -87,35 +88,6 @@ static void fake_auth(struct fake *f, const struct rblk_login *l,
 		      l->volume, l->host, r->auth);
 	if (f->mb == MB_AUTH_BAD_PROOF)
 		r->auth[7] ^= 0x10;
-}
-
-static int rfull(int fd, void *b, size_t n)
-{
-	size_t g = 0;
-
-	while (g < n) {
-		ssize_t r = read(fd, (uint8_t *)b + g, n - g);
-
-		if (r <= 0)
-			return -1;
-		g += (size_t)r;
-	}
-	return 0;
-}
-
-static int wfull(int fd, const void *b, size_t n)
-{
-	size_t g = 0;
-
-	while (g < n) {
-		/* The client may have hung up already: no SIGPIPE. */
-		ssize_t r = send(fd, (const uint8_t *)b + g, n - g, MSG_NOSIGNAL);
-
-		if (r <= 0)
-			return -1;
-		g += (size_t)r;
-	}
-	return 0;
 }
 
 struct held {
@@ -188,9 +160,7 @@ static void *fake_main(void *arg)
 	if (c < 0)
 		return NULL;
 	for (;;) {
-		if (rfull(c, buf, 8) ||
-		    rblk_decode_hdr(buf, 8, RBLK_MAX_PDU, &type, &len) != RBLK_S_OK ||
-		    rfull(c, buf + 8, len - 8))
+		if (read_pdu(c, buf, &type, &len))
 			break;
 		if (type == RBLK_PDU_LOGIN) {
 			struct rblk_login l;

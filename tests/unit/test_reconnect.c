@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "log.h"
 #include "rblk_client.h"
+#include "fake_wire.h"
 
 #define VOL_SIZE	(1u << 20)
 #define DEPTH		8
@@ -69,33 +70,6 @@ struct fake {
 	uint8_t vol[VOL_SIZE];
 };
 
-static int rfull(int fd, void *b, size_t n)
-{
-	size_t g = 0;
-
-	while (g < n) {
-		ssize_t r = read(fd, (uint8_t *)b + g, n - g);
-
-		if (r <= 0)
-			return -1;
-		g += (size_t)r;
-	}
-	return 0;
-}
-
-static void wfull(int fd, const void *b, size_t n)
-{
-	size_t g = 0;
-
-	while (g < n) {
-		ssize_t r = send(fd, (const uint8_t *)b + g, n - g, MSG_NOSIGNAL);
-
-		if (r <= 0)
-			return;
-		g += (size_t)r;
-	}
-}
-
 static int listen_on(uint16_t *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(*port),
@@ -120,9 +94,7 @@ static int serve_pdu(struct fake *f, int c, unsigned conn)
 	uint8_t type;
 	int mode = atomic_load(&f->mode);
 
-	if (rfull(c, buf, 8) ||
-	    rblk_decode_hdr(buf, 8, RBLK_MAX_PDU, &type, &len) != RBLK_S_OK ||
-	    rfull(c, buf + 8, len - 8))
+	if (read_pdu(c, buf, &type, &len))
 		return -1;
 	if (type == RBLK_PDU_LOGIN) {
 		struct rblk_login l;
