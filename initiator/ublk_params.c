@@ -100,9 +100,10 @@ int ini_ublk_build_params(const struct rblk_volume_info *vi,
 	 * when only write-zeroes is offered. */
 	d->discard_granularity = vi->block_size;
 	d->max_discard_segments = 1;
+	/* The target's limits [V34]: the block layer splits longer ones. */
 	if (vi->vol_flags & RBLK_VOL_F_DISCARD)
-		d->max_discard_sectors = io_sectors;
+		d->max_discard_sectors = vi->max_discard >> 9;
 	if (vi->vol_flags & RBLK_VOL_F_WRITE_ZEROES)
-		d->max_write_zeroes_sectors = io_sectors;
+		d->max_write_zeroes_sectors = vi->max_write_zeroes >> 9;
 	return 0;
 }

@@ -275,8 +275,19 @@ size_t rblk_encode_login_rsp(void *buf, const struct rblk_login_rsp *r)
 	w.max_sge = htole16(r->max_sge);
 	w.session_id = htole64(r->session_id);
 	memcpy(w.auth, r->auth, RBLK_NONCE_LEN);
+	w.max_discard = htole32(r->max_discard);
+	w.max_write_zeroes = htole32(r->max_write_zeroes);
 	memcpy(buf, &w, sizeof(w));
 	return sizeof(w);
+}
+
+/* A DISCARD / WRITE_ZEROES limit: a block multiple of at least one block
+ * when the volume offers the command, else 0. */
+static int range_limit_ok(uint32_t max, uint32_t block_size, uint32_t offered)
+{
+	if (!offered)
+		return max == 0;
+	return max >= block_size && max % block_size == 0;
 }
 
 int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r)
@@ -300,6 +311,8 @@ int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r)
 	r->max_sge = le16toh(w.max_sge);
 	r->session_id = le64toh(w.session_id);
 	memcpy(r->auth, w.auth, RBLK_NONCE_LEN);
+	r->max_discard = le32toh(w.max_discard);
+	r->max_write_zeroes = le32toh(w.max_write_zeroes);
 	if (r->status != RBLK_S_OK)
 		return RBLK_S_OK;	/* a refusal carries no geometry */
 	/* Geometry the initiator will build a block device from. */
@@ -310,6 +323,13 @@ int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r)
 	    r->max_io % r->block_size || r->inline_size > RBLK_MAX_INLINE ||
 	    r->max_sge == 0 || r->max_sge > RBLK_MAX_SGE ||
 	    (r->vol_flags & ~RBLK_VOL_F__ALL))
+		return RBLK_S_INVALID_FIELD;
+	/* [V34] */
+	if (!range_limit_ok(r->max_discard, r->block_size,
+			    r->vol_flags & RBLK_VOL_F_DISCARD) ||
+	    !range_limit_ok(r->max_write_zeroes, r->block_size,
+			    r->vol_flags & RBLK_VOL_F_WRITE_ZEROES) ||
+	    !all_zero(w.rsvd2, sizeof(w.rsvd2)))
 		return RBLK_S_INVALID_FIELD;
 	return RBLK_S_OK;
 }
@@ -363,6 +383,7 @@ int rblk_decode_cmd(const void *buf, size_t len,
 	struct rblk_wire_cmd w;
 	size_t sgl_bytes;
 	uint64_t sgl_total = 0;
+	uint32_t max;
 	int st = check_pdu(buf, len, RBLK_PDU_CMD);
 
 	if (st != RBLK_S_OK)
@@ -403,7 +424,12 @@ int rblk_decode_cmd(const void *buf, size_t len,
 			return RBLK_S_INVALID_FIELD;
 		if (c->length == 0)
 			return RBLK_S_INVALID_FIELD;
-		/* No data moves, so max_io does not bound these. */
+		/* No data moves, so max_io does not bound these; their own
+		 * limit does [V34]. */
+		max = c->opcode == RBLK_OP_DISCARD ? lim->max_discard
+						   : lim->max_write_zeroes;
+		if (max && c->length > max)
+			return RBLK_S_TOO_LARGE;
 		return RBLK_S_OK;
 	default:
 		break;

@@ -27,6 +27,15 @@
 #define RBLK_MAX_SGE		16		/* keyed descriptors per command */
 #define RBLK_MAX_INLINE		(64u << 10)
 #define RBLK_DEFAULT_INLINE	4096
+/*
+ * Largest DISCARD / WRITE_ZEROES the target accepts (LOGIN_RSP, [V34]).
+ * No data moves, but on a block device the kernel turns a zero-out the
+ * device cannot offload into writes of zero pages: 128 MiB is about a
+ * second on a slow disk, so one command cannot hold the backend's worker
+ * for long.  Discard is only a hint and usually offloaded: 1 GiB.
+ */
+#define RBLK_DEFAULT_MAX_DISCARD	(1u << 30)
+#define RBLK_DEFAULT_MAX_WRITE_ZEROES	(128u << 20)
 
 /* ---- PDU header: first 8 bytes of every message ------------------------ */
 
@@ -124,7 +133,9 @@ struct rblk_wire_login_rsp {
 	/* AUTH_REQUIRED: the target's challenge nonce.  OK after a
 	 * challenge: the target's proof (see auth.h).  Otherwise 0. */
 	uint8_t  auth[RBLK_NONCE_LEN];
-	uint8_t  rsvd2[16];
+	uint32_t max_discard;		/* bytes per DISCARD; 0 without F_DISCARD */
+	uint32_t max_write_zeroes;	/* bytes per WRITE_ZEROES; 0 without it */
+	uint8_t  rsvd2[8];
 };
 _Static_assert(sizeof(struct rblk_wire_login_rsp) == 96, "login rsp size");
 
@@ -265,6 +276,8 @@ struct rblk_login_rsp {
 	uint16_t max_sge;
 	uint64_t session_id;
 	uint8_t  auth[RBLK_NONCE_LEN];	/* nonce or target proof, by status */
+	uint32_t max_discard;
+	uint32_t max_write_zeroes;
 };
 
 struct rblk_sge {
@@ -359,7 +372,9 @@ int rblk_decode_keepalive(const void *buf, size_t len, uint8_t type,
  * present, length <= max_io.  Descriptors are decoded into sgl (array of
  * limits->max_sge); their lengths must add up to cmd->length for READ/WRITE
  * without inline data.  On TCP (limits->tcp), WRITE data is always inline
- * (any size up to max_io) and nsge must be 0.
+ * (any size up to max_io) and nsge must be 0.  DISCARD / WRITE_ZEROES
+ * longer than max_discard / max_write_zeroes are TOO_LARGE; 0 there means
+ * unbounded (test clients only: the target always sets both).
  */
 struct rblk_cmd_limits {
 	uint32_t queue_depth;
@@ -367,6 +382,8 @@ struct rblk_cmd_limits {
 	uint32_t inline_size;
 	uint16_t max_sge;
 	int      tcp;
+	uint32_t max_discard;
+	uint32_t max_write_zeroes;
 };
 int rblk_decode_cmd(const void *buf, size_t len,
 		    const struct rblk_cmd_limits *limits,

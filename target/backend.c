@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -98,26 +99,50 @@ static void sync_class_done(struct tgt_event *ev, int res, uint32_t flags)
 }
 
 /*
- * Block devices have no io_uring opcode for discard on this kernel
- * generation, so BLKDISCARD/BLKZEROOUT run synchronously on the reactor;
- * they are rare and the kernel bounds them.  The result is delivered via
- * tgt_reactor_defer so the caller never sees a re-entrant completion.
+ * Block devices: fallocate would give WRITE_ZEROES (ZERO_RANGE) but not a
+ * plain discard (PUNCH_HOLE on a block device is a zero-out that fails
+ * where only discard is offered), so both run as the ioctls, on the
+ * reactor's offload thread: a zero-out the device cannot offload writes
+ * every block and must not stall the reactor's other connections.
+ * Offload thread.
  */
-static void blkdev_range_ioctl(struct tgt_io *io)
+static int blkdev_range_run(struct tgt_offload_job *job)
 {
+	struct tgt_io *io = (struct tgt_io *)
+		((char *)job - offsetof(struct tgt_io, off));
 	uint64_t range[2] = { io->offset, io->length };
 	unsigned long req = io->op == TGT_IO_DISCARD ? BLKDISCARD : BLKZEROOUT;
-	int res = 0;
 
-	if (ioctl(io->vol->fd, req, range) < 0) {
-		res = -errno;
-	} else if (io->fua) {
-		io->syncs++;
-		if (fdatasync(io->vol->fd) < 0)
-			res = -errno;
-	}
+	if (ioctl(io->vol->fd, req, range) < 0)
+		return -errno;
+	if (io->fua && fdatasync(io->vol->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Reactor thread: the offload job finished. */
+static void blkdev_range_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_io *io = (struct tgt_io *)
+		((char *)ev - offsetof(struct tgt_io, off.ev));
+
 	io->stage = 1;
-	tgt_reactor_defer(io->r, &io->ev, res);
+	sync_class_done(&io->ev, res, 0);
+}
+
+static void blkdev_range(struct tgt_io *io)
+{
+	int ret;
+
+	if (io->fua)
+		io->syncs++;
+	io->off.run = blkdev_range_run;
+	io->off.ev.done = blkdev_range_done;
+	ret = tgt_offload_submit(io->r, &io->off);
+	if (ret) {
+		io->stage = 1;
+		tgt_reactor_defer(io->r, &io->ev, ret);
+	}
 }
 
 static void sync_class_step(struct tgt_io *io)
@@ -126,7 +151,7 @@ static void sync_class_step(struct tgt_io *io)
 	int fd = io->vol->fd;
 
 	if (io->stage == 0 && io->op != TGT_IO_FLUSH && io->vol->is_blkdev) {
-		blkdev_range_ioctl(io);
+		blkdev_range(io);
 		return;
 	}
 	sqe = tgt_reactor_sqe(io->r);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "offload.h"
 #include "reactor.h"
 #include "volume.h"
 
@@ -48,6 +49,7 @@ struct tgt_io {
 	uint32_t done_bytes;
 	uint8_t  stage;
 	void    *be_priv;
+	struct tgt_offload_job off;	/* block-device DISCARD/WRITE_ZEROES */
 };
 
 /* Backend flags */
@@ -98,8 +100,8 @@ extern const struct tgt_backend_ops tgt_backend_fault;
 /*
  * Helpers shared by backends (backend.c), reactor thread:
  * FLUSH/DISCARD/WRITE_ZEROES through the reactor's io_uring (fsync,
- * fallocate) or, for block devices, a synchronous ioctl completed via
- * tgt_reactor_defer.  Same contract as ops->submit.
+ * fallocate) or, for block devices, BLKDISCARD/BLKZEROOUT on the
+ * reactor's offload thread (offload.h).  Same contract as ops->submit.
  */
 int tgt_be_submit_sync_class(struct tgt_io *io);
 

@@ -587,6 +587,10 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		c->lim.inline_size = RBLK_DEFAULT_INLINE;
 		c->lim.max_sge = RBLK_MAX_SGE;
 		c->lim.tcp = !!(c->ops->flags & TGT_TP_F_INBAND_DATA);
+		c->lim.max_discard = vol->flags & RBLK_VOL_F_DISCARD ?
+			RBLK_DEFAULT_MAX_DISCARD : 0;
+		c->lim.max_write_zeroes = vol->flags & RBLK_VOL_F_WRITE_ZEROES ?
+			RBLK_DEFAULT_MAX_WRITE_ZEROES : 0;
 		c->state = TGT_CONN_LIVE;
 		login_timer_cancel(c);
 		tgt_session_set_kick(c->sess, conn_kick, c);
@@ -597,6 +601,8 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		rsp.max_io = RBLK_MAX_IO_SIZE;
 		rsp.inline_size = RBLK_DEFAULT_INLINE;
 		rsp.max_sge = RBLK_MAX_SGE;
+		rsp.max_discard = c->lim.max_discard;
+		rsp.max_write_zeroes = c->lim.max_write_zeroes;
 		rsp.session_id = c->session_id;
 		rblk_info("reactor%u: %s: host %s logged in to volume %s, queue %u, depth %u (asked %u), session %" PRIx64,
 			  tgt_reactor_id(c->r), c->peer, l.host, vol->name,

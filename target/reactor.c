@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "offload.h"
 #include "log.h"
 
 #define CQE_BATCH	64
@@ -42,6 +43,7 @@ struct tgt_reactor {
 	struct tgt_bufpool *pool;
 	int buf_index;
 	void *be_slot[TGT_BACKEND_MAX];
+	struct tgt_offload *offload;
 	struct tgt_conn *conns;
 
 	bool stopping;
@@ -188,8 +190,10 @@ void tgt_reactor_destroy(struct tgt_reactor *r)
 	}
 	/* Ring first (cancels what is still queued on it, e.g. eventfd
 	 * reads into backend contexts), then backends (aio waits for its
-	 * in-flight I/O there), then the pool those I/Os may still touch. */
+	 * in-flight I/O there, the offload thread finishes its call), then
+	 * the pool those I/Os may still touch. */
 	io_uring_queue_exit(&r->ring);
+	tgt_offload_destroy(r->offload);
 	for (unsigned i = 0; i < TGT_BACKEND_MAX; i++) {
 		const struct tgt_backend_ops *be = tgt_backend_at(i);
 
@@ -392,6 +396,11 @@ void tgt_reactor_wait_buffer(struct tgt_reactor *r, struct tgt_event *ev)
 {
 	ev->next = r->buf_waiters;
 	r->buf_waiters = ev;
+}
+
+struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r)
+{
+	return &r->offload;
 }
 
 void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i)

@@ -99,6 +99,11 @@ void tgt_reactor_wait_buffer(struct tgt_reactor *r, struct tgt_event *ev);
 /* Per-backend private state, slot i = backend registry index. */
 void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i);
 
+/* The reactor's offload thread (offload.c), NULL until first used;
+ * tgt_reactor_destroy frees it. */
+struct tgt_offload;
+struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r);
+
 /* Head of the list of connections this reactor owns (conn.c links it). */
 struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r);
 

@@ -297,6 +297,8 @@ static int do_login(const struct rblk_client_opts *opts,
 		.queue_depth = rsp.queue_depth,
 		.max_sge = rsp.max_sge,
 		.session_id = rsp.session_id,
+		.max_discard = rsp.max_discard,
+		.max_write_zeroes = rsp.max_write_zeroes,
 	};
 	ret = 0;
 out_wipe:
@@ -588,9 +590,11 @@ static int io_valid(const struct rblk_queue *q, const struct rblk_io *io)
 		break;
 	case RBLK_OP_DISCARD:
 	case RBLK_OP_WRITE_ZEROES:
-		/* No data moves, so the I/O size limit does not apply; the
-		 * wire length field is 32 bits. */
-		if (!io->length)
+		/* No data moves, so max_io does not apply; the target's
+		 * own limit for these does ([V34]). */
+		if (!io->length || io->length > (io->opcode == RBLK_OP_DISCARD ?
+						 q->info.max_discard :
+						 q->info.max_write_zeroes))
 			return 0;
 		break;
 	default:

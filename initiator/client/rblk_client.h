@@ -84,6 +84,11 @@ struct rblk_volume_info {
 	uint16_t queue_depth;		/* granted */
 	uint16_t max_sge;
 	uint64_t session_id;
+	/* Longest DISCARD / WRITE_ZEROES the target takes (block multiples);
+	 * 0 when the volume does not offer the command.  Longer ones are
+	 * refused here with -EINVAL: split them. */
+	uint32_t max_discard;
+	uint32_t max_write_zeroes;
 };
 
 /*

@@ -114,6 +114,13 @@ static void fuzz_login_rsp(const uint8_t *b, size_t n)
 		CHECK(r.inline_size <= RBLK_MAX_INLINE);
 		CHECK(r.max_sge >= 1 && r.max_sge <= RBLK_MAX_SGE);
 		CHECK(!(r.vol_flags & ~RBLK_VOL_F__ALL));
+		/* [V34] */
+		CHECK((r.vol_flags & RBLK_VOL_F_DISCARD) ?
+		      r.max_discard >= r.block_size &&
+		      r.max_discard % r.block_size == 0 : !r.max_discard);
+		CHECK((r.vol_flags & RBLK_VOL_F_WRITE_ZEROES) ?
+		      r.max_write_zeroes >= r.block_size &&
+		      r.max_write_zeroes % r.block_size == 0 : !r.max_write_zeroes);
 	}
 	CHECK(rblk_encode_login_rsp(w, &r) == sizeof(w));
 	memset(&r2, 0, sizeof(r2));
@@ -129,6 +136,8 @@ static void fuzz_cmd(const uint8_t *b, size_t n, const struct fz_params *p)
 		.inline_size = p->inline_size % (RBLK_MAX_INLINE + 1),
 		.max_sge = p->max_sge % (RBLK_MAX_SGE + 1),
 		.tcp = p->tcp & 1,
+		.max_discard = RBLK_DEFAULT_MAX_DISCARD,
+		.max_write_zeroes = RBLK_DEFAULT_MAX_WRITE_ZEROES,
 	};
 	uint32_t bs = (p->bs_4k & 1) ? 4096 : 512;
 	uint64_t size = (1ull << (p->size_shift % 64)) / bs * bs;
@@ -160,6 +169,8 @@ static void fuzz_cmd(const uint8_t *b, size_t n, const struct fz_params *p)
 	case RBLK_OP_DISCARD:
 	case RBLK_OP_WRITE_ZEROES:
 		CHECK(c.length && !c.nsge && !c.inline_len);
+		CHECK(c.length <= (c.opcode == RBLK_OP_DISCARD ? lim.max_discard
+							       : lim.max_write_zeroes));
 		break;
 	default:
 		CHECK(c.length && c.length <= lim.max_io);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A block device as the store (a loop device over a sparse file): size
 # from BLKGETSIZE64, block size from BLKSSZGET, discard probed from sysfs,
-# BLKZEROOUT/BLKDISCARD through the reactor, verified I/O with both
+# BLKZEROOUT/BLKDISCARD on the reactor's offload thread, over-limit ones
+# refused TOO_LARGE [V34], verified I/O with both
 # backends, and a configured size larger than the device is refused.
 . "$(dirname "$0")/lib.sh"
 require_target
@@ -24,7 +25,7 @@ for backend in uring aio; do
 	ok=1
 	grep -q "volume vol0: path $LOOP, size 67108864 bytes, block 512, backend $backend" "$T/target.log" || ok=0
 	timeout 60 "$GOOD" --seconds 2 --region 0:33554432 127.0.0.1 "$PORT" vol0 >"$T/g.out" 2>&1 || ok=0
-	for c in write-zeroes discard out-of-range; do
+	for c in write-zeroes discard range-too-large out-of-range; do
 		timeout 30 "$HOSTILE" 127.0.0.1 "$PORT" vol0 "$c" >>"$T/h.out" 2>&1 || ok=0
 	done
 	stop_target TERM

@@ -906,6 +906,57 @@ static bool case_discard(void)
 	return zero_op(RBLK_OP_DISCARD);
 }
 
+/*
+ * [V34] DISCARD / WRITE_ZEROES longer than the LOGIN_RSP limit (by one
+ * block, and the 4 GiB - 512 the length field allows): TOO_LARGE on the
+ * command's tag, ahead of the range check, and the connection serves on.
+ */
+static bool case_range_too_large(void)
+{
+	static const struct { uint8_t op; uint32_t flag; const char *name; } ops[] = {
+		{ RBLK_OP_DISCARD, RBLK_VOL_F_DISCARD, "DISCARD" },
+		{ RBLK_OP_WRITE_ZEROES, RBLK_VOL_F_WRITE_ZEROES, "WRITE_ZEROES" },
+	};
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	uint32_t tag = 1;
+	bool ok = true;
+	int fd = dial_login(&lr);
+
+	if (fd < 0)
+		return false;
+	printf("  limits: max_discard %u, max_write_zeroes %u\n",
+	       lr.max_discard, lr.max_write_zeroes);
+	for (unsigned i = 0; ok && i < 2; i++) {
+		uint32_t max = ops[i].op == RBLK_OP_DISCARD ? lr.max_discard
+							    : lr.max_write_zeroes;
+		uint32_t lens[2] = { max + lr.block_size, 0xfffffe00u };
+
+		if (!(lr.vol_flags & ops[i].flag)) {
+			printf("  %s not offered, limit must be 0\n", ops[i].name);
+			ok = max == 0;
+			continue;
+		}
+		for (unsigned j = 0; ok && j < 2; j++, tag++) {
+			printf("  %s of %u bytes:\n", ops[i].name, lens[j]);
+			send_all(fd, cmd, make_cmd(cmd, ops[i].op, 0, tag, 0, lens[j], 0));
+			ok = expect_status(fd, RBLK_S_TOO_LARGE, tag);
+		}
+		/* one block in the last MiB (hostile space) still works */
+		if (ok) {
+			printf("  %s of one block:\n", ops[i].name);
+			send_all(fd, cmd, make_cmd(cmd, ops[i].op, 0, tag,
+						   lr.size - lr.block_size,
+						   lr.block_size, 0));
+			ok = expect_status(fd, RBLK_S_OK, tag);
+			tag++;
+		}
+	}
+	ok = ok && still_serves(fd, tag);
+	close(fd);
+	return ok;
+}
+
 static bool case_garbage_after_login(void)
 {
 	struct rblk_login_rsp lr;
@@ -1032,6 +1083,7 @@ static const struct hcase cases[] = {
 	{ .name = "discover", .fn = case_discover },
 	{ .name = "write-zeroes", .fn = case_write_zeroes },
 	{ .name = "discard", .fn = case_discard },
+	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 };
 

@@ -169,6 +169,7 @@ static void *fake_main(void *arg)
 				.block_size = 512, .max_io = 1u << 20,
 				.inline_size = 4096, .max_sge = 1, .session_id = 42,
 				.vol_flags = RBLK_VOL_F_FLUSH | RBLK_VOL_F_DISCARD,
+				.max_discard = 1u << 30,
 			};
 
 			if (rblk_decode_login(buf, len, &l) != RBLK_S_OK)
@@ -206,7 +207,7 @@ static void *fake_main(void *arg)
 			continue;
 		}
 		{
-			struct rblk_cmd_limits lim = { DEPTH, 1u << 20, 4096, 1, 1 };
+			struct rblk_cmd_limits lim = { DEPTH, 1u << 20, 4096, 1, 1, 0, 0 };
 			struct rblk_sge sgl[1];
 			struct held *h = &held[nheld++];
 

@@ -19,11 +19,13 @@
 
 static const struct rblk_cmd_limits rdma_lim = {
 	.queue_depth = 32, .max_io = RBLK_MAX_IO_SIZE, .inline_size = 4096,
-	.max_sge = 4, .tcp = 0,
+	.max_sge = 4, .tcp = 0, .max_discard = RBLK_DEFAULT_MAX_DISCARD,
+	.max_write_zeroes = RBLK_DEFAULT_MAX_WRITE_ZEROES,
 };
 static const struct rblk_cmd_limits tcp_lim = {
 	.queue_depth = 32, .max_io = RBLK_MAX_IO_SIZE, .inline_size = 4096,
-	.max_sge = 4, .tcp = 1,
+	.max_sge = 4, .tcp = 1, .max_discard = RBLK_DEFAULT_MAX_DISCARD,
+	.max_write_zeroes = RBLK_DEFAULT_MAX_WRITE_ZEROES,
 };
 
 /* Room for a capsule, RBLK_MAX_SGE descriptors and 8 KiB of inline data. */
@@ -319,6 +321,7 @@ static struct rblk_login_rsp good_rsp(void)
 		.vol_flags = RBLK_VOL_F_FLUSH | RBLK_VOL_F_DISCARD,
 		.size = 1ull << 30, .block_size = 512, .max_io = 1 << 20,
 		.inline_size = 4096, .max_sge = 16, .session_id = 77,
+		.max_discard = 1u << 30,
 	};
 	return r;
 }
@@ -337,6 +340,50 @@ static void test_login_rsp_roundtrip(void **state)
 	assert_int_equal(out.inline_size, 4096);
 	assert_int_equal(out.max_sge, 16);
 	assert_int_equal(out.session_id, 77);
+	assert_int_equal(out.max_discard, 1u << 30);
+	assert_int_equal(out.max_write_zeroes, 0);
+	/* the limits sit in what was rsvd2, little-endian */
+	assert_int_equal(pdu[80], 0);
+	assert_int_equal(pdu[83], 0x40);
+}
+
+/* [V34] a limit is a block multiple >= one block when its command is
+ * offered and 0 when not; the 8 bytes left of rsvd2 are zero. */
+static void test_login_rsp_v34_range_limits(void **state)
+{
+	struct rblk_login_rsp out, r;
+	size_t n;
+
+	r = good_rsp(); r.max_discard = 0;
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_INVALID_FIELD);
+	r = good_rsp(); r.max_discard = 256;
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_INVALID_FIELD);
+	r = good_rsp(); r.max_discard = 4096 + 256;
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_INVALID_FIELD);
+	r = good_rsp(); r.max_write_zeroes = 4096;	/* not offered */
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_INVALID_FIELD);
+	r = good_rsp(); r.vol_flags |= RBLK_VOL_F_WRITE_ZEROES;
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_INVALID_FIELD);
+	r.max_write_zeroes = 512;			/* one block is enough */
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_OK);
+	assert_int_equal(out.max_write_zeroes, 512);
+	r.max_write_zeroes = 0xfffffe00u;		/* the largest that fits */
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_OK);
+	pdu[95] = 1;
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_INVALID_FIELD);
+	/* a refusal carries no limits and is not checked for them */
+	memset(&r, 0, sizeof(r));
+	r.status = RBLK_S_ACCESS_DENIED;
+	r.vol_flags = RBLK_VOL_F_DISCARD;
+	n = rblk_encode_login_rsp(pdu, &r);
+	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_OK);
 }
 
 static void test_login_rsp_v12_geometry(void **state)
@@ -409,7 +456,7 @@ static void test_cmd_inline_and_tcp(void **state)
 	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_OK);
 	n = build_cmd(RBLK_OP_FLUSH, 0, 0, 0, 0, 0, 0);
 	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_OK);
-	n = build_cmd(RBLK_OP_DISCARD, 0, 0, 0, 1u << 31, 0, 0);
+	n = build_cmd(RBLK_OP_DISCARD, 0, 0, 0, RBLK_DEFAULT_MAX_DISCARD, 0, 0);
 	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_OK);
 }
 
@@ -527,6 +574,43 @@ static void test_cmd_v22_length(void **state)
 	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_TOO_LARGE);
 	n = build_cmd(RBLK_OP_READ, 0, 0, 0, RBLK_MAX_IO_SIZE, 0, 0);
 	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_OK);
+}
+
+/* [V34] DISCARD / WRITE_ZEROES above the LOGIN_RSP limit: TOO_LARGE on
+ * the command's tag (the connection stays up). */
+static void test_cmd_v34_range_length(void **state)
+{
+	struct rblk_cmd_limits lim = tcp_lim;
+	struct rblk_cmd c;
+	size_t n;
+
+	n = build_cmd(RBLK_OP_DISCARD, 0, 3, 0, RBLK_DEFAULT_MAX_DISCARD, 0, 0);
+	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_OK);
+	n = build_cmd(RBLK_OP_DISCARD, 0, 3, 0, RBLK_DEFAULT_MAX_DISCARD + 512, 0, 0);
+	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_TOO_LARGE);
+	assert_int_equal(c.tag, 3);
+	n = build_cmd(RBLK_OP_WRITE_ZEROES, 0, 0, 0,
+		      RBLK_DEFAULT_MAX_WRITE_ZEROES, 0, 0);
+	assert_int_equal(decode(n, &rdma_lim, &c), RBLK_S_OK);
+	n = build_cmd(RBLK_OP_WRITE_ZEROES, RBLK_CMD_F_FUA, 0, 0,
+		      RBLK_DEFAULT_MAX_WRITE_ZEROES + 512, 0, 0);
+	assert_int_equal(decode(n, &rdma_lim, &c), RBLK_S_TOO_LARGE);
+	/* 4 GiB - 512: the largest the length field holds */
+	n = build_cmd(RBLK_OP_WRITE_ZEROES, 0, 0, 0, 0xfffffe00u, 0, 0);
+	assert_int_equal(decode(n, &tcp_lim, &c), RBLK_S_TOO_LARGE);
+	/* each opcode has its own limit */
+	lim.max_discard = 4096;
+	n = build_cmd(RBLK_OP_DISCARD, 0, 0, 0, 8192, 0, 0);
+	assert_int_equal(decode(n, &lim, &c), RBLK_S_TOO_LARGE);
+	n = build_cmd(RBLK_OP_WRITE_ZEROES, 0, 0, 0, 8192, 0, 0);
+	assert_int_equal(decode(n, &lim, &c), RBLK_S_OK);
+	/* [V21] still comes first */
+	n = build_cmd(RBLK_OP_DISCARD, 0, 0, 0, 8192, 0, 8192);
+	assert_int_equal(decode(n, &lim, &c), RBLK_S_INVALID_FIELD);
+	/* 0 in the limits: unbounded (test clients) */
+	lim.max_write_zeroes = 0;
+	n = build_cmd(RBLK_OP_WRITE_ZEROES, 0, 0, 0, 0xfffffe00u, 0, 0);
+	assert_int_equal(decode(n, &lim, &c), RBLK_S_OK);
 }
 
 static void test_cmd_v23_inline_rules(void **state)
@@ -872,9 +956,9 @@ static void test_random_garbage(void **state)
 		if (rblk_decode_cmd(pdu, n, &rdma_lim, &c, sgl) == RBLK_S_OK) {
 			assert_true(c.tag < rdma_lim.queue_depth);
 			assert_true(c.nsge <= rdma_lim.max_sge);
-			assert_true(c.length <= rdma_lim.max_io ||
-				    c.opcode == RBLK_OP_DISCARD ||
-				    c.opcode == RBLK_OP_WRITE_ZEROES);
+			assert_true(c.length <= (c.opcode == RBLK_OP_DISCARD ?
+				rdma_lim.max_discard : c.opcode == RBLK_OP_WRITE_ZEROES ?
+				rdma_lim.max_write_zeroes : rdma_lim.max_io));
 		}
 	}
 }
@@ -898,6 +982,7 @@ int main(void)
 		cmocka_unit_test(test_login_v11_length),
 		cmocka_unit_test(test_login_rsp_roundtrip),
 		cmocka_unit_test(test_login_rsp_v12_geometry),
+		cmocka_unit_test(test_login_rsp_v34_range_limits),
 		cmocka_unit_test(test_cmd_roundtrip_rdma),
 		cmocka_unit_test(test_cmd_inline_and_tcp),
 		cmocka_unit_test(test_cmd_v13_tag_range),
@@ -909,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_cmd_v20_flush_fields),
 		cmocka_unit_test(test_cmd_v21_discard_fields),
 		cmocka_unit_test(test_cmd_v22_length),
+		cmocka_unit_test(test_cmd_v34_range_length),
 		cmocka_unit_test(test_cmd_v23_inline_rules),
 		cmocka_unit_test(test_cmd_v24_tcp_write_needs_data),
 		cmocka_unit_test(test_cmd_v25_sgl_rules),

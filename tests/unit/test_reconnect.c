@@ -125,7 +125,7 @@ static int serve_pdu(struct fake *f, int c, unsigned conn)
 		return 0;
 	}
 	if (type == RBLK_PDU_CMD) {
-		struct rblk_cmd_limits lim = { DEPTH, 1u << 20, 4096, 1, 1 };
+		struct rblk_cmd_limits lim = { DEPTH, 1u << 20, 4096, 1, 1, 0, 0 };
 		struct rblk_rsp r = { .status = RBLK_S_OK };
 		uint8_t out[sizeof(struct rblk_wire_rsp)];
 		struct rblk_sge sgl[1];

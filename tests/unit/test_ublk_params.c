@@ -16,6 +16,10 @@ static struct rblk_volume_info vol(uint64_t size, uint32_t bs, uint32_t max_io,
 	struct rblk_volume_info vi = {
 		.size = size, .block_size = bs, .max_io = max_io,
 		.vol_flags = flags, .queue_depth = 128, .max_sge = 1,
+		.max_discard = flags & RBLK_VOL_F_DISCARD ?
+			RBLK_DEFAULT_MAX_DISCARD : 0,
+		.max_write_zeroes = flags & RBLK_VOL_F_WRITE_ZEROES ?
+			RBLK_DEFAULT_MAX_WRITE_ZEROES : 0,
 	};
 	return vi;
 }
@@ -39,8 +43,25 @@ static void test_file_volume_all_caps(void **state)
 	assert_int_equal(p.basic.chunk_sectors, 0);
 	assert_int_equal(p.discard.discard_granularity, 512);
 	assert_int_equal(p.discard.max_discard_segments, 1);
-	assert_int_equal(p.discard.max_discard_sectors, 2048);
-	assert_int_equal(p.discard.max_write_zeroes_sectors, 2048);
+	/* the target's limits, not max_io: no data moves */
+	assert_int_equal(p.discard.max_discard_sectors, (1u << 30) >> 9);
+	assert_int_equal(p.discard.max_write_zeroes_sectors, (128u << 20) >> 9);
+}
+
+/* The block layer splits by these, so they must be exactly the target's
+ * [V34] limits, whatever max_io and the tag buffers are. */
+static void test_discard_limits_from_target(void **state)
+{
+	struct rblk_volume_info vi = vol(8ull << 30, 4096, 128 << 10,
+		RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES);
+	struct ublk_params p;
+
+	vi.max_discard = 64 << 10;
+	vi.max_write_zeroes = 3u << 30;
+	assert_int_equal(ini_ublk_build_params(&vi, 128 << 10, &p), 0);
+	assert_int_equal(p.basic.max_sectors, 256);
+	assert_int_equal(p.discard.max_discard_sectors, 128);
+	assert_int_equal(p.discard.max_write_zeroes_sectors, (3u << 30) >> 9);
 }
 
 static void test_no_caps_is_basic_only(void **state)
@@ -78,7 +99,7 @@ static void test_write_zeroes_only(void **state)
 	assert_int_equal(ini_ublk_build_params(&vi, 1 << 20, &p), 0);
 	assert_int_equal(p.types, UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DISCARD);
 	assert_int_equal(p.discard.max_discard_sectors, 0);
-	assert_int_equal(p.discard.max_write_zeroes_sectors, 2048);
+	assert_int_equal(p.discard.max_write_zeroes_sectors, (128u << 20) >> 9);
 	/* the kernel rejects a zero granularity whenever DISCARD is sent */
 	assert_int_not_equal(p.discard.discard_granularity, 0);
 	assert_int_equal(p.discard.max_discard_segments, 1);
@@ -103,7 +124,8 @@ static void test_buffer_caps_max_sectors(void **state)
 
 	assert_int_equal(ini_ublk_build_params(&vi, 256 << 10, &p), 0);
 	assert_int_equal(p.basic.max_sectors, 512);
-	assert_int_equal(p.discard.max_discard_sectors, 512);
+	/* discard moves no data: the tag buffer does not bound it */
+	assert_int_equal(p.discard.max_discard_sectors, (1u << 30) >> 9);
 	/* a non-block-multiple buffer is rounded down to whole blocks */
 	vi.block_size = 4096;
 	assert_int_equal(ini_ublk_build_params(&vi, (256 << 10) + 512, &p), 0);
@@ -160,6 +182,7 @@ static void test_bad_volumes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_discard_limits_from_target),
 		cmocka_unit_test(test_file_volume_all_caps),
 		cmocka_unit_test(test_no_caps_is_basic_only),
 		cmocka_unit_test(test_fua_needs_flush),

@@ -379,6 +379,14 @@ static int rblk_fio_init(struct thread_data *td)
 			td_max_bs(td), d->info.max_io);
 		goto out_close_queue;
 	}
+	/* Trims are at most the trim bs (itself at most max_io), so a limit
+	 * check here is all the splitting fio needs. */
+	if (td_trim(td) && td->o.max_bs[DDIR_TRIM] > d->info.max_discard) {
+		log_err("rblk: trim size %llu is above the target's max DISCARD %u%s\n",
+			td->o.max_bs[DDIR_TRIM], d->info.max_discard,
+			d->info.max_discard ? "" : " (the volume has no DISCARD)");
+		goto out_close_queue;
+	}
 	if (td_min_bs(td) % d->info.block_size) {
 		log_err("rblk: block size %llu is not a multiple of the volume's %u-byte blocks\n",
 			td_min_bs(td), d->info.block_size);

@@ -260,6 +260,9 @@ case_discard() {
 	log "discard_max_bytes $(cat $q/discard_max_bytes) write_zeroes_max_bytes $(cat $q/write_zeroes_max_bytes) write_cache '$(cat $q/write_cache)' fua $(cat $q/fua)"
 	[ "$(cat $q/write_cache)" = "write back" ] || fail "volatile cache not advertised: fsync would not flush"
 	[ "$(cat $q/discard_max_bytes)" -gt 0 ] || skip "target does not offer DISCARD for this volume"
+	# the target's [V34] limit (1 GiB), not max_io: the block layer splits by it
+	[ "$(cat $q/discard_max_hw_bytes)" -eq $((1 << 30)) ] ||
+		fail "discard_max_hw_bytes $(cat $q/discard_max_hw_bytes), want the target's 1 GiB"
 	dd if=/dev/urandom of="$DEV" bs=1M count=32 oflag=direct status=none || fail "fill failed"
 	before=$(du -k "$VOLDIR/vol0.img" | cut -f1)
 	blkdiscard -o 0 -l $((16 << 20)) "$DEV" || fail "blkdiscard failed"
@@ -281,6 +284,9 @@ case_write_zeroes() {
 	q=/sys/block/${DEV#/dev/}/queue
 	if [ "$(cat $q/write_zeroes_max_bytes)" -gt 0 ]; then
 		log "target offers WRITE_ZEROES"
+		# the target's [V34] limit (128 MiB), not max_io
+		[ "$(cat $q/write_zeroes_max_bytes)" -eq $((128 << 20)) ] ||
+			fail "write_zeroes_max_bytes $(cat $q/write_zeroes_max_bytes), want the target's 128 MiB"
 	else
 		log "no WRITE_ZEROES from the target: the kernel writes zero pages"
 	fi
