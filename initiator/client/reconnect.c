@@ -400,6 +400,12 @@ static void attempt(struct rblk_queue *q, int64_t now)
 		return;
 	}
 	q->last_err = ret;
+	/* Refused (nothing listens, the node is up) in the first seconds
+	 * after the loss: a restart in progress, even when the loss reached
+	 * us as a reset before the target's SHUTTING_DOWN notice did.  A
+	 * refused connect costs nothing, so retry on the fast schedule. */
+	if (ret == -ECONNREFUSED && !q->fast_until && now < lost_at + FAST_WINDOW_MS)
+		q->fast_until = lost_at + FAST_WINDOW_MS;
 	q->next_attempt = now + (now < q->fast_until ? FAST_RETRY_MS : q->delay_ms);
 	snprintf(q->why, sizeof(q->why), "%.150s", err);
 	log_next(q, "reconnect failed", now);
