@@ -258,8 +258,13 @@ static int tcp_accept(struct tgt_listener *l)
 static void framing_error(struct tcp_conn *tc, const char *what, int st,
 			  uint8_t type)
 {
-	rblk_warn("reactor%u: %s: framing error: %s (%s)",
-		  tgt_reactor_id(tc->c.r), tc->c.peer, what, rblk_status_str(st));
+	/* Any client can send garbage on as many connections as it likes:
+	 * a few lines a second say what happens, the rest are counted. */
+	static struct rblk_ratelimit rl = RBLK_RATELIMIT_INIT(1000, 10);
+
+	rblk_warn_rl(&rl, "reactor%u: %s: framing error: %s (%s)",
+		     tgt_reactor_id(tc->c.r), tc->c.peer, what,
+		     rblk_status_str(st));
 	tgt_conn_fatal(&tc->c, st, type, NULL);
 }
 
