@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Log module: see log.h.  One write(2) per line so threads do not interleave. */
 #include "log.h"
+#include "clock.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -71,4 +73,52 @@ void rblk_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	rblk_vlog(level, fmt, ap);
 	va_end(ap);
+}
+
+bool rblk_ratelimit_pass(struct rblk_ratelimit *rl, int64_t now_ms,
+			 unsigned *dropped)
+{
+	if (rl->window_start < 0 ||
+	    now_ms - rl->window_start >= (int64_t)rl->interval_ms) {
+		rl->window_start = now_ms;
+		rl->printed = 0;
+	}
+	if (rl->printed >= rl->burst) {
+		rl->suppressed++;
+		return false;
+	}
+	rl->printed++;
+	*dropped = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
+
+/* One lock for every limiter: they sit on error paths, never the hot one. */
+static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool rblk_log_rl(struct rblk_ratelimit *rl, int level, const char *fmt, ...)
+{
+	char msg[900];
+	unsigned dropped = 0;
+	va_list ap;
+	bool pass;
+	int saved = errno;
+
+	/* A filtered-out line is not a repetition anyone would see. */
+	if (level > rblk_log_level && level != RBLK_LOG_DEBUG)
+		return false;
+	pthread_mutex_lock(&rl_lock);
+	pass = rblk_ratelimit_pass(rl, rblk_now_ms(), &dropped);
+	pthread_mutex_unlock(&rl_lock);
+	if (!pass)
+		return false;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (dropped)
+		rblk_log(level, "%s (%u more like this suppressed)", msg, dropped);
+	else
+		rblk_log(level, "%s", msg);
+	errno = saved;
+	return true;
 }

@@ -9,6 +9,8 @@
 #define RBLK_PROTO_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 enum rblk_log_level {
 	RBLK_LOG_ERR	= 0,
@@ -39,6 +41,36 @@ void rblk_vlog(int level, const char *fmt, va_list ap);
 #define rblk_err(...)	rblk_log(RBLK_LOG_ERR, __VA_ARGS__)
 #define rblk_warn(...)	rblk_log(RBLK_LOG_WARN, __VA_ARGS__)
 #define rblk_info(...)	rblk_log(RBLK_LOG_INFO, __VA_ARGS__)
+/*
+ * A log line that a peer or a resource shortage can repeat without bound
+ * (accept failing at the fd limit, hostile clients) gets a rate limit: one
+ * per call site (or per listener), usually static.  At most burst lines per
+ * interval_ms; the first line after a stretch of drops says how many there
+ * were, so the count is never lost, only the repetition.
+ */
+struct rblk_ratelimit {
+	unsigned interval_ms, burst;
+	int64_t window_start;		/* ms, rblk_now_ms() clock */
+	unsigned printed, suppressed;
+};
+#define RBLK_RATELIMIT_INIT(interval, n) \
+	{ .interval_ms = (interval), .burst = (n), .window_start = -1 }
+
+/*
+ * The decision alone, at time now_ms (tests pass their own clock).  Returns
+ * true if a line may go out, and then sets *dropped to the lines suppressed
+ * since the last one that went out; false if this one is suppressed (and
+ * counted).  Not locked: rblk_log_rl() is the thread-safe wrapper.
+ */
+bool rblk_ratelimit_pass(struct rblk_ratelimit *rl, int64_t now_ms,
+			 unsigned *dropped);
+/* rblk_log under rl (any thread).  Returns true if the line was written. */
+bool rblk_log_rl(struct rblk_ratelimit *rl, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define rblk_err_rl(rl, ...)	rblk_log_rl(rl, RBLK_LOG_ERR, __VA_ARGS__)
+#define rblk_warn_rl(rl, ...)	rblk_log_rl(rl, RBLK_LOG_WARN, __VA_ARGS__)
+
 #define RBLK_DBG(area, ...) do {					\
 		if (__builtin_expect(rblk_debug_mask & (area), 0))	\
 			rblk_log(RBLK_LOG_DEBUG, __VA_ARGS__);		\

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "sdnotify.h"
@@ -55,21 +56,71 @@ static void notify(const char *state)
 			  state, strerror(-ret));
 }
 
+/*
+ * A listener whose accept failed is not polled for a while: its fd stays
+ * readable (the connection is still in the backlog), so retrying at once
+ * spins a core and floods the log (issue 11: 380,000 "Too many open files"
+ * lines a second at the fd limit).  The pause doubles while accept keeps
+ * failing, so a target stuck at its limit wakes once a second at most.
+ */
+#define ACCEPT_BACKOFF_MIN_MS	100
+#define ACCEPT_BACKOFF_MAX_MS	1000
+
+struct listen_pause {
+	int64_t resume_at;		/* rblk_now_ms(); 0 = polled */
+	unsigned backoff_ms;		/* last pause; 0 after a clean accept */
+	struct rblk_ratelimit rl;
+};
+
+/* Called after a failed accept on listener i: pauses it and says so. */
+static void pause_listener(struct tgt_server *s, unsigned i,
+			   struct listen_pause *lp, int err)
+{
+	if (!lp->backoff_ms)
+		lp->backoff_ms = ACCEPT_BACKOFF_MIN_MS;
+	else if (lp->backoff_ms < ACCEPT_BACKOFF_MAX_MS)
+		lp->backoff_ms = lp->backoff_ms * 2 > ACCEPT_BACKOFF_MAX_MS ?
+				 ACCEPT_BACKOFF_MAX_MS : lp->backoff_ms * 2;
+	lp->resume_at = rblk_now_ms() + lp->backoff_ms;
+	rblk_warn_rl(&lp->rl, "%s %s: accept: %s: not accepting for %u ms",
+		     s->listener_ops[i]->name, s->listener_addr[i],
+		     strerror(-err), lp->backoff_ms);
+}
+
 /* Runs until SIGTERM/SIGINT.  Returns the signal number, or -errno. */
 static int main_loop(struct tgt_server *s, int sfd)
 {
 	struct pollfd pfd[1 + TGT_CFG_MAX_LISTEN * 2];
+	struct listen_pause pause[TGT_CFG_MAX_LISTEN * 2];
 	unsigned n;
 
+	for (unsigned i = 0; i < s->n_listeners; i++)
+		pause[i] = (struct listen_pause){
+			.rl = RBLK_RATELIMIT_INIT(1000, 1),
+		};
 	for (;;) {
+		int64_t now = rblk_now_ms();
+		int timeout = -1;
+
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		for (unsigned i = 0; i < s->n_listeners; i++)
-			pfd[n++] = (struct pollfd){
+		for (unsigned i = 0; i < s->n_listeners; i++) {
+			struct listen_pause *lp = &pause[i];
+
+			pfd[n] = (struct pollfd){
 				.fd = s->listener_ops[i]->listener_fd(s->listeners[i]),
 				.events = POLLIN,
 			};
-		if (poll(pfd, n, -1) < 0) {
+			if (lp->resume_at > now) {
+				int left = (int)(lp->resume_at - now);
+
+				pfd[n].fd = -1;		/* poll skips it */
+				if (timeout < 0 || left < timeout)
+					timeout = left;
+			}
+			n++;
+		}
+		if (poll(pfd, n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -94,7 +145,9 @@ static int main_loop(struct tgt_server *s, int sfd)
 				continue;
 			ret = s->listener_ops[i]->accept(s->listeners[i]);
 			if (ret)
-				rblk_err("accept: %s", strerror(-ret));
+				pause_listener(s, i, &pause[i], ret);
+			else
+				pause[i].backoff_ms = 0;
 		}
 	}
 }

@@ -103,11 +103,26 @@ static void reject(struct rdma_cm_id *id, int status)
 }
 
 /*
+ * Every line on the connect path can repeat once per connect attempt (a
+ * client retrying, a target at its fd limit): one limiter for all of them,
+ * a few lines a second, the rest counted.
+ */
+static struct rblk_ratelimit conn_rl = RBLK_RATELIMIT_INIT(1000, 5);
+
+/* Out of descriptors or memory: the next request would fail the same way. */
+static bool resource_err(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOBUFS ||
+	       err == -ENOMEM;
+}
+
+/*
  * Main thread: builds the connection for a CONNECT_REQUEST (event already
  * acked), accepts it and hands it to a reactor.  On failure the request is
  * rejected (NO_RESOURCES) and everything, id included, is destroyed.
+ * Returns 0 or -errno (-ENOMEM, -EMFILE... tell the caller to back off).
  */
-static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
+static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 		      unsigned depth, uint8_t rd_atom, uint16_t queue_id)
 {
 	struct tgt_reactor *r = tgt_server_pick_reactor(l->srv);
@@ -119,13 +134,15 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	struct rdma_conn *rc;
 	struct ibv_mr *pool_mr;
 	size_t mem_size;
-	int ret, cqe;
+	int ret = -ENOMEM, cqe;
 
 	rc = tgt_conn_alloc(sizeof(*rc));
 	if (!rc) {
+		rblk_warn_rl(&conn_rl, "rdma: %s: refusing connection: out of memory",
+			     l->addr);
 		reject(id, RBLK_S_NO_RESOURCES);
 		rblk_rdma_id_destroy(id);
-		return;
+		return ret;
 	}
 	rc->srv = l->srv;
 	rc->busy_poll = l->srv->cfg.rdma_busy_poll;
@@ -137,7 +154,8 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	if (!pool_mr)
 		goto out_destroy;
 	rc->pool_lkey = pool_mr->lkey;
-	if (rblk_ibv_err(ibv_query_device(id->verbs, &da)))
+	ret = rblk_ibv_err(ibv_query_device(id->verbs, &da));
+	if (ret)
 		goto out_destroy;
 	ret = rblk_rdma_channel_create(&rc->cm_ch);
 	if (ret)
@@ -145,7 +163,7 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	/* From now on this id's events arrive on the reactor's side. */
 	ret = rblk_cm_err(rdma_migrate_id(id, rc->cm_ch));
 	if (ret) {
-		rblk_err("rdma: rdma_migrate_id: %s", strerror(-ret));
+		rblk_err_rl(&conn_rl, "rdma: rdma_migrate_id: %s", strerror(-ret));
 		goto out_destroy;
 	}
 	rc->id = id;
@@ -165,12 +183,14 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 		cqe = da.max_cqe;
 	ret = rblk_rdma_cq_create(id->verbs, cqe, rc, &rc->cc, &rc->cq);
 	if (ret) {
-		rblk_err("rdma: ibv_create_cq(%d): %s", cqe, strerror(-ret));
+		rblk_err_rl(&conn_rl, "rdma: ibv_create_cq(%d): %s", cqe,
+			    strerror(-ret));
 		goto out_destroy;
 	}
 	ret = rblk_rdma_qp_create(id, rc->dev->pd, rc->cq, rc->cq, NULL, rc, &caps);
 	if (ret) {
-		rblk_err("rdma: rdma_create_qp(depth %u): %s", depth, strerror(-ret));
+		rblk_err_rl(&conn_rl, "rdma: rdma_create_qp(depth %u): %s", depth,
+			    strerror(-ret));
 		goto out_destroy;
 	}
 	mem_size = (size_t)depth * RX_SIZE + (size_t)depth * RSP_SLOT +
@@ -179,8 +199,10 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	rc->rx = calloc(depth, sizeof(*rc->rx));
 	rc->sgl = calloc(depth, sizeof(*rc->sgl));
 	rc->rsp_busy = calloc(depth, 1);
-	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy)
+	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy) {
+		ret = -ENOMEM;
 		goto out_destroy;
+	}
 	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, mem_size,
 			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);
 	if (ret)
@@ -200,15 +222,16 @@ static void build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	cp.rnr_retry_count = 7;
 	ret = rblk_cm_err(rdma_accept(id, &cp));
 	if (ret) {
-		rblk_warn("rdma: rdma_accept: %s", strerror(-ret));
+		rblk_warn_rl(&conn_rl, "rdma: rdma_accept: %s", strerror(-ret));
 		goto out_destroy;
 	}
 	rc->work.fn = tgt_rdma_conn_start;
 	tgt_reactor_post_work(r, &rc->work);
-	return;
+	return 0;
 
 out_destroy:
-	rblk_warn("rdma: %s: refusing connection: out of resources", l->addr);
+	rblk_warn_rl(&conn_rl, "rdma: %s: refusing connection: %s", l->addr,
+		     ret ? strerror(-ret) : "out of resources");
 	reject(id, RBLK_S_NO_RESOURCES);
 	rblk_rdma_qp_destroy(id);
 	rblk_rdma_cq_destroy(rc->cc, rc->cq);
@@ -221,9 +244,11 @@ out_destroy:
 	free(rc->sgl);
 	free(rc->rsp_busy);
 	free(rc);
+	return ret ? ret : -ENOMEM;
 }
 
-static void connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
+/* Returns build_conn's result, 0 for a request refused for its contents. */
+static int connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
 	struct rblk_rdma_cm req;
@@ -240,16 +265,16 @@ static void connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 		st = RBLK_S_INVALID_FIELD;
 	rdma_ack_cm_event(ev);
 	if (st != RBLK_S_OK) {
-		rblk_warn("rdma: %s: refusing connection: bad private data (%s)",
-			  l->addr, rblk_status_str(st));
+		rblk_warn_rl(&conn_rl, "rdma: %s: refusing connection: bad private data (%s)",
+			     l->addr, rblk_status_str(st));
 		reject(id, st);
 		rblk_rdma_id_destroy(id);
-		return;
+		return 0;
 	}
 	depth = req.queue_depth;
 	if (depth > l->srv->cfg.max_queue_depth)
 		depth = l->srv->cfg.max_queue_depth;
-	build_conn(l, id, depth, rd_atom, req.queue_id);
+	return build_conn(l, id, depth, rd_atom, req.queue_id);
 }
 
 int tgt_rdma_accept(struct tgt_listener *l)
@@ -259,11 +284,15 @@ int tgt_rdma_accept(struct tgt_listener *l)
 
 	while ((ret = rblk_rdma_get_event(l->ch, 0, &ev)) == 0) {
 		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			connect_request(l, ev);
+			ret = connect_request(l, ev);
+			/* Leave the rest queued: the main loop pauses us
+			 * instead of refusing every request in the channel. */
+			if (resource_err(ret))
+				return ret;
 			continue;
 		}
-		rblk_warn("rdma: %s: listener event %s (%d)", l->addr,
-			  rblk_rdma_event_str(ev->event), ev->status);
+		rblk_warn_rl(&conn_rl, "rdma: %s: listener event %s (%d)", l->addr,
+			     rblk_rdma_event_str(ev->event), ev->status);
 		rdma_ack_cm_event(ev);
 	}
 	return ret == -EAGAIN ? 0 : ret;

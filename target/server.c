@@ -103,6 +103,7 @@ static int add_listener(struct tgt_server *s,
 	if (ret)
 		return ret;
 	s->listeners[s->n_listeners] = l;
+	s->listener_addr[s->n_listeners] = addr;
 	s->listener_ops[s->n_listeners++] = ops;
 	return 0;
 }

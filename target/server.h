@@ -26,6 +26,7 @@ struct tgt_server {
 
 	struct tgt_listener *listeners[TGT_CFG_MAX_LISTEN * 2];
 	const struct tgt_transport_ops *listener_ops[TGT_CFG_MAX_LISTEN * 2];
+	const char *listener_addr[TGT_CFG_MAX_LISTEN * 2];	/* in cfg */
 	unsigned n_listeners;
 
 	/* SIGTERM accounting: requests answered while draining, and those

@@ -219,6 +219,8 @@ static void set_sockopts(int fd)
 		   sizeof(user_timeout_ms));
 }
 
+/* Resource errors go back to the main loop, which pauses this listener
+ * (see transport.h): logging and returning 0 here spun at the fd limit. */
 static int tcp_accept(struct tgt_listener *l)
 {
 	for (;;) {
@@ -229,12 +231,6 @@ static int tcp_accept(struct tgt_listener *l)
 			if (errno == EAGAIN || errno == EINTR ||
 			    errno == ECONNABORTED)
 				return 0;
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				rblk_warn("tcp %s: accept: %s", l->addr,
-					  strerror(errno));
-				return 0;
-			}
 			return -errno;
 		}
 		set_sockopts(fd);
@@ -242,11 +238,10 @@ static int tcp_accept(struct tgt_listener *l)
 		if (tc)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
 		if (!tc || !tc->rbuf) {
-			rblk_warn("tcp %s: out of memory for a connection", l->addr);
-			if (tc)
-				free(tc);
+			/* This peer sees a close; the next ones wait. */
+			free(tc);
 			close(fd);
-			continue;
+			return -ENOMEM;
 		}
 		tc->fd = fd;
 		tc->recv_ev.done = recv_done;
@@ -263,8 +258,13 @@ static int tcp_accept(struct tgt_listener *l)
 static void framing_error(struct tcp_conn *tc, const char *what, int st,
 			  uint8_t type)
 {
-	rblk_warn("reactor%u: %s: framing error: %s (%s)",
-		  tgt_reactor_id(tc->c.r), tc->c.peer, what, rblk_status_str(st));
+	/* Any client can send garbage on as many connections as it likes:
+	 * a few lines a second say what happens, the rest are counted. */
+	static struct rblk_ratelimit rl = RBLK_RATELIMIT_INIT(1000, 10);
+
+	rblk_warn_rl(&rl, "reactor%u: %s: framing error: %s (%s)",
+		     tgt_reactor_id(tc->c.r), tc->c.peer, what,
+		     rblk_status_str(st));
 	tgt_conn_fatal(&tc->c, st, type, NULL);
 }
 

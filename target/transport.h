@@ -44,7 +44,13 @@ struct tgt_transport_ops {
 	 * Required, main thread, when listener_fd is readable: accepts what
 	 * is pending and hands each connection to a reactor
 	 * (tgt_server_pick_reactor + tgt_reactor_post_work).  Never blocks.
-	 * Returns 0 or -errno for a listener-level failure (logged).
+	 * Returns 0 when drained, or -errno when it cannot go on now: out of
+	 * descriptors or memory (-EMFILE, -ENFILE, -ENOBUFS, -ENOMEM) or a
+	 * listener-level failure.  The main loop logs that (rate-limited)
+	 * and stops polling the listener for 100 ms, doubling to 1 s while
+	 * it keeps failing; what is pending waits in the backlog meanwhile.
+	 * A transport must not log per attempt nor return 0 while the
+	 * condition lasts: the fd stays readable, poll would spin.
 	 */
 	int  (*accept)(struct tgt_listener *l);
 	/* Required, main thread: stops listening and frees l. */
