@@ -38,6 +38,24 @@ for i in \$(seq 100); do grep -q 'listening on rdma' /srv/node/target.log && exi
 cat /srv/node/target.log; exit 1"
 }
 
+# fio (FPID, writing fio.json and fio.err in the case folder) runs: after
+# 3 s rblk-target on the target node is killed (-9) and started again 3 s
+# later; fio must end with 0 and no error.
+kill_restart_under() {	# FPID
+	local fpid=$1 rc
+	nap 3
+	kill -0 "$fpid" 2>/dev/null || { cat fio.err fio.json; fail "fio ended before the fault"; }
+	tnode "pkill -KILL -x rblk-target" >/dev/null || fail "no rblk-target to kill"
+	log "rblk-target killed (-9) under fio; starting it again in 3 s"
+	nap 3
+	tnode_target_start || fail "rblk-target did not start again"
+	wait "$fpid"
+	rc=$?
+	[ "$rc" = 0 ] || { cat fio.err; tail -c 2000 fio.json; tail -n 20 /run/rblk/rblk-initiator.*.log 2>/dev/null
+			   fail "fio exit $rc across a target restart"; }
+	jq -e '.jobs[0].error == 0' fio.json >/dev/null || fail "fio reported an error"
+}
+
 # Both ends' Soft-RoCE devices (idempotent).
 rxe_both() {
 	local out
@@ -90,17 +108,7 @@ case_rdma_reconnect() {
 		--port="$RPORT" --volume=buffered --rw=randwrite --bs=64k --size=24M --iodepth=8 \
 		--reconnect_delay=1 --ctrl_loss_tmo=120 --keep_alive_tmo=5 \
 		--verify=crc32c --verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &
-	local fpid=$! rc
-	nap 3
-	kill -0 "$fpid" 2>/dev/null || { cat fio.err fio.json; fail "fio ended before the fault"; }
-	tnode "pkill -KILL -x rblk-target" >/dev/null || fail "no rblk-target to kill"
-	log "rblk-target killed (-9) under fio; starting it again in 3 s"
-	nap 3
-	tnode_target_start || fail "rblk-target did not start again"
-	wait "$fpid"
-	rc=$?
-	[ "$rc" = 0 ] || { cat fio.err; tail -c 3000 fio.json; fail "fio exit $rc across a target restart over RDMA"; }
-	jq -e '.jobs[0].error == 0' fio.json >/dev/null || fail "fio reported an error"
+	kill_restart_under $!
 	log "fio verify passed across the restart; clat max $(jq '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1e6 | floor' fio.json) ms (reads and writes)"
 	grep -h "reconnect" fio.err | head -n 3
 }
@@ -115,7 +123,7 @@ case_ublk_xfs_target_kill() {
 	ublk-up || fail "ublk-up"
 	rxe_both
 	tnode "pgrep -x rblk-target" >/dev/null || tnode_target_start || fail "rblk-target did not start"
-	local dev rc
+	local dev
 	dev=$(timeout 90 "$RBLK_BUILD/rblkctl" attach --target "$TNODE_IP:$RPORT" --volume direct \
 		--transport rdma --queues 1 --reconnect-delay 1 --ctrl-loss-tmo 120 2>attach.err) ||
 		{ cat attach.err; fail "attach failed"; }
@@ -127,17 +135,7 @@ case_ublk_xfs_target_kill() {
 	timeout 300 fio --name=fsverify --directory=/mnt/pair --size=24M --bs=64k --rw=randwrite \
 		--ioengine=io_uring --direct=1 --iodepth=8 --verify=crc32c --verify_fatal=1 \
 		--verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &
-	local fpid=$!
-	nap 3
-	kill -0 "$fpid" 2>/dev/null || { cat fio.err fio.json; fail "fio ended before the fault"; }
-	tnode "pkill -KILL -x rblk-target" >/dev/null || fail "no rblk-target to kill"
-	log "rblk-target killed (-9) under fio on xfs; starting it again in 3 s"
-	nap 3
-	tnode_target_start || fail "rblk-target did not start again"
-	wait "$fpid"
-	rc=$?
-	[ "$rc" = 0 ] || { cat fio.err; tail -c 2000 fio.json; tail -n 20 /run/rblk/rblk-initiator.*.log; fail "fio exit $rc"; }
-	jq -e '.jobs[0].error == 0' fio.json >/dev/null || fail "fio reported an error"
+	kill_restart_under $!
 	if dmesg | grep -iE 'I/O error|critical medium|XFS .*(error|shutdown|corrupt)'; then
 		fail "I/O errors in the client's kernel log (above)"
 	fi
