@@ -139,7 +139,7 @@ vm_suite() {	# name [vm-run options...]
 _tnode_start() {	# name
 	_tnode_boot=$((_tnode_boot + 1))
 	rm -f "$VM_SCRATCH/tnode.pid"
-	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-1500}" -c "${RBLK_PAIR_TARGET_CPUS:-2}" -H rblk-tnode \
+	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-3000}" -c "${RBLK_PAIR_TARGET_CPUS:-2}" -H rblk-tnode \
 		-n "connect:$_link_port" -d "$_tnode_disk" -o "$VM_SCRATCH" -P "$VM_SCRATCH/tnode.pid" \
 		-e RBLK_NODE_BOOT="$_tnode_boot" -e RBLK_NODE_DISK=1 \
 		-- "$VM_DIR/guest/node-agent" "$VM_SCRATCH/chan" "${RBLK_PAIR_TARGET_IP:-10.88.0.1}/24" \
@@ -164,7 +164,7 @@ _vm_run_pair() {	# name console client-vm-run-options...
 	_link_port=$((20000 + RANDOM % 20000)) _tnode_boot=0
 	# The client node listens on the link, the target node connects: a
 	# target node booted again after a power cut connects anew.
-	"$VM_DIR/vm-run" -t 1500 -H rblk-cnode -n "listen:$_link_port" -o "$VM_SCRATCH" "$@" \
+	"$VM_DIR/vm-run" -t 3000 -H rblk-cnode -n "listen:$_link_port" -o "$VM_SCRATCH" "$@" \
 		${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
 		-- bash "$VM_DIR/guest/suite-$name.guest.sh" > >(tee "$console") 2>&1 &
 	cpid=$!
