@@ -74,7 +74,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all test bench install clean unit-tests FORCE
+.PHONY: all test soak bench install clean unit-tests FORCE
 # Keep every object: make would otherwise delete the test programs' objects
 # as intermediates, and print that after the test summary.
 .SECONDARY:
@@ -144,6 +144,12 @@ include tests/fuzz/fuzz.mk
 
 test: all unit-tests $(FIO_ENGINE) fuzzers
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run
+
+# Long fault cycles that do not fit make test's time: 100 link drops in a
+# row under I/O on two VM nodes, with leak counts (suite-pair).
+soak: all $(FIO_ENGINE)
+	@BUILD=$(BUILD) RBLK_PAIR_DROPS=$${RBLK_PAIR_DROPS:-100} TESTS='vm/suite-pair*' \
+		RBLK_VM_CASES='ublk-link-drops' tests/run vm
 
 bench: all $(FIO_ENGINE)
 	BUILD=$(BUILD) tools/bench/run-bench

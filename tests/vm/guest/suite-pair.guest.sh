@@ -303,7 +303,14 @@ rm -f /srv/node/crash.img; exit \$rc") || fail "crash image of '$volume': $out"
 	kill -0 "$wpid" 2>/dev/null && fail "the writer did not stop"
 	out=$(chunk-log check /mnt/pair/chunks "$PAIR_CHAN/before-cut.log") ||
 		fail "read back through the client: $out"
-	log "read back through the client: $out (fsynced before the cut); $(wc -l <synced.log) fsynced in all"
+	log "read back through the client: $out (fsynced before the cut)"
+	# Chunks whose fsync returned after the cut: a write the dead node
+	# acknowledged but had not flushed, whose FLUSH was resent to the
+	# rebooted node, is lost although its fsync later returned 0
+	# (docs/ublk.md, "What a power cut can still lose").  Measured and
+	# shown here, not yet asserted.
+	sync && echo 3 >/proc/sys/vm/drop_caches
+	log "after the cut: $(tail -n +$((n + 1)) synced.log | chunk-log check /mnt/pair/chunks /dev/stdin) (fsynced after the cut)"
 	if dmesg | grep -iE 'I/O error|critical medium|XFS .*(error|shutdown|corrupt)'; then
 		fail "I/O errors in the client's kernel log (above)"
 	fi
