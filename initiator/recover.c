@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "log.h"
 #include "recover.h"
+#include "state.h"
 
 const char *ini_ublk_state_str(uint16_t state)
 {
@@ -18,11 +19,6 @@ const char *ini_ublk_state_str(uint16_t state)
 	case UBLK_S_DEV_QUIESCED:	return "quiesced";
 	default:			return "unknown";
 	}
-}
-
-static int pid_runs(pid_t pid)
-{
-	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
 }
 
 int ini_recover_check(struct ini_ctrl *c, uint32_t dev_id, int timeout_ms,
@@ -48,7 +44,7 @@ int ini_recover_check(struct ini_ctrl *c, uint32_t dev_id, int timeout_ms,
 		}
 		if (info->state == UBLK_S_DEV_QUIESCED)
 			return 0;
-		if (info->state == UBLK_S_DEV_LIVE && pid_runs(info->ublksrv_pid) &&
+		if (info->state == UBLK_S_DEV_LIVE && ini_pid_alive(info->ublksrv_pid) &&
 		    info->ublksrv_pid != getpid()) {
 			snprintf(why, len, "ublk device %u is live, served by pid %d: nothing to recover",
 				 dev_id, (int)info->ublksrv_pid);

@@ -223,13 +223,33 @@ int ini_state_list(struct ini_state **out)
 	return n;
 }
 
+int ini_pid_alive(pid_t pid)
+{
+	char path[64], buf[256];
+	const char *paren;
+	int zombie = 0;
+	FILE *f;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return 0;
+	/* A zombie (killed, not reaped yet) serves nothing. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')))
+		zombie = paren[1] == ' ' && paren[2] == 'Z';
+	fclose(f);
+	return !zombie;
+}
+
 /* 1 when pid runs and its name starts with comm. */
 static int pid_is(pid_t pid, const char *comm)
 {
 	char path[64], buf[64] = "";
 	FILE *f;
 
-	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+	if (!ini_pid_alive(pid))
 		return 0;
 	/* A recycled pid would make us signal a stranger. */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);

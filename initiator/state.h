@@ -78,6 +78,8 @@ int ini_state_get(int dev_id, struct ini_state *s);
  */
 int ini_state_list(struct ini_state **out);
 
+/* 1 when pid exists and is not a zombie. */
+int ini_pid_alive(pid_t pid);
 /* 1 when s->pid is alive and still an rblk-initiator. */
 int ini_state_alive(const struct ini_state *s);
 /* 1 when s->supervisor is alive and still rblkctl's supervisor. */
