@@ -605,6 +605,7 @@ case_recovery_kill_20() {
 	nap 1
 	tfd0=$(tgt_fds)
 	sfd0=$(ls /proc/"$sup"/fd | wc -l)
+	dmesg -C
 	fio --name=load --filename="$DEV" --direct=1 --ioengine=libaio --rw=randrw \
 		--bs=16k --iodepth=16 --time_based --runtime=900 --size=128M \
 		--allow_file_create=0 >fio.out 2>&1 &
@@ -644,6 +645,66 @@ case_recovery_kill_20() {
 	no_leftovers
 }
 
+# The supervisor dies with its server (both kill -9, as an OOM kill of the
+# session might): `rblkctl recover` brings back a server and a new
+# supervisor, which then recovers the next crash on its own.
+case_recovery_supervisor_killed() {
+	local pid sup sup2 pid2
+	case_setup
+	need_cmd jq
+	start_tgt
+	attach --queues 1
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	dd if=data of="$DEV" bs=64k oflag=direct status=none || fail "write failed"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	sup=$(jq -r .supervisor "/run/rblk/$(basename "$DEV").json")
+	kill -9 "$sup" "$pid"
+	wait_until 20 eval "\"$CTL\" list | grep -q ' quiesced '" || { "$CTL" list; fail "list does not say quiesced"; }
+	timeout 90 "$CTL" recover "$DEV" >recover.out 2>&1 || { cat recover.out; show_logs; fail "rblkctl recover failed"; }
+	pid2=$(state_pid "$DEV")
+	sup2=$(jq -r .supervisor "/run/rblk/$(basename "$DEV").json")
+	[ "$sup2" != "$sup" ] && kill -0 "$sup2" 2>/dev/null || fail "no new supervisor (was $sup, now $sup2)"
+	kill -9 "$pid2"
+	wait_served "$DEV" "$pid2" 60 || { show_logs; fail "the new supervisor did not recover the next crash"; }
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data || fail "data differs after two recoveries"
+	log "supervisor $sup killed with server $pid; recover started supervisor $sup2, which recovered server $pid2's crash; data intact"
+	detach "$DEV"
+	no_leftovers
+}
+
+# The target is down when the server dies: recovery attempts fail (connect
+# refused) and are retried with back-off; the device stays quiesced with
+# its I/O waiting, and is taken over once the target is back.
+case_recovery_target_down() {
+	local pid fpid rc
+	case_setup
+	need_cmd jq
+	start_tgt
+	attach --queues 1
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	dmesg -C
+	stop_tgt KILL
+	kill -9 "$pid"
+	dd if=data of="$DEV" bs=64k oflag=direct status=none &
+	fpid=$!
+	nap 8
+	"$CTL" list | tee list.out
+	grep -q " quiesced " list.out || fail "list does not say quiesced"
+	grep -c "recovery attempt .* failed" /run/rblk/rblk-initiator.*.log | tail -n 1
+	grep -q "recovery attempt 1 failed" /run/rblk/rblk-initiator.*.log || { show_logs; fail "no failed recovery attempt logged"; }
+	kill -0 "$fpid" 2>/dev/null || fail "the write did not wait for a server"
+	start_tgt 256M keep
+	wait_served "$DEV" "$pid" 60 || { show_logs; fail "not recovered within 60 s of the target's return"; }
+	wait "$fpid"; rc=$?
+	[ $rc -eq 0 ] || fail "the waiting write failed: rc $rc"
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data || fail "data differs"
+	grep -h "recovery attempt\|recovered by" /run/rblk/rblk-initiator.*.log | cut -c1-160
+	kernel_io_errors
+	detach "$DEV"
+	no_leftovers
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -661,4 +722,6 @@ run_case -t 120 initiator-killed case_initiator_killed
 run_case -t 300 recovery-auto case_recovery_auto
 run_case -t 300 recovery-manual case_recovery_manual
 run_case -t 600 recovery-kill-20 case_recovery_kill_20
+run_case -t 180 recovery-supervisor-killed case_recovery_supervisor_killed
+run_case -t 180 recovery-target-down case_recovery_target_down
 cases_done
