@@ -164,6 +164,9 @@ static void attach_usage(FILE *f)
 "                           manual  until `rblkctl recover DEVICE`\n"
 "                           off     no waiting: the device goes away\n"
 "  --no-recovery          the same as --recovery off\n"
+"  --foreground           stay: be the supervisor in this process (output on\n"
+"                         stdout/stderr, SIGTERM detaches; for systemd units);\n"
+"                         a crash is recovered only with --recovery auto\n"
 "  -h, --help\n", CTL_ATTACH_TIMEOUT_S);
 }
 
@@ -229,6 +232,7 @@ int rblkctl_attach(int argc, char **argv)
 		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
 		{ "recovery",    required_argument, NULL, 'y' },
 		{ "no-recovery", no_argument,       NULL, 'N' },
+		{ "foreground",  no_argument,       NULL, 'f' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -236,7 +240,7 @@ int rblkctl_attach(int argc, char **argv)
 	const char *queues = NULL, *depth = NULL, *hostname = NULL, *secret = NULL;
 	const char *recovery = "auto";
 	const char *fault_opt[INI_TMO_COUNT] = { 0 };	/* K O R X F */
-	int timeout_s = CTL_ATTACH_TIMEOUT_S, c, id, ret = 0;
+	int timeout_s = CTL_ATTACH_TIMEOUT_S, c, id, ret = 0, foreground = 0;
 	struct ctl_argv a;
 	char msg[512];
 
@@ -277,6 +281,7 @@ int rblkctl_attach(int argc, char **argv)
 			recovery = optarg;
 			break;
 		case 'N': recovery = "off"; break;
+		case 'f': foreground = 1; break;
 		case 'h': attach_usage(stdout); return 0;
 		default: attach_usage(stderr); return 2;
 		}
@@ -325,6 +330,12 @@ int rblkctl_attach(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "rblkctl attach: arguments too long\n");
 		return 2;
+	}
+	if (foreground) {
+		char bin[PATH_MAX];
+
+		ctl_find_initiator(bin, sizeof(bin));
+		ctl_supervise(&a, bin, "", -1, !strcmp(recovery, "auto"));
 	}
 	id = ctl_start(&a, !strcmp(recovery, "auto"), NULL, timeout_s, msg, sizeof(msg));
 	if (id < 0) {

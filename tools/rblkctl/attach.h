@@ -47,6 +47,17 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a);
 int ctl_start(struct ctl_argv *a, int supervised, const char *logpath,
 	      int timeout_s, char *msg, size_t len);
 
+/*
+ * Becomes the supervisor of a new rblk-initiator started with a: reports
+ * "OK ublkbN"/"ERR reason" on report_fd (or, when it is -1, prints
+ * /dev/ublkbN on stdout or the reason on stderr, as attach does), then
+ * waits for the server; after a crash, with auto_recover, starts
+ * `rblk-initiator --recover N` servers until one takes over, else exits 1.
+ * SIGTERM is passed on to the server.  Never returns.
+ */
+void ctl_supervise(struct ctl_argv *a, const char *bin, const char *logpath,
+		   int report_fd, int auto_recover) __attribute__((noreturn));
+
 void ctl_find_initiator(char *buf, size_t len);
 int ctl_parse_dev(const char *s);
 int ctl_need_root(const char *cmd);

@@ -108,6 +108,7 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a)
 struct sup {
 	const char *bin;
 	const char *logpath;
+	int auto_recover;	/* else a crash ends the supervisor too */
 	int sfd;		/* signalfd: TERM INT HUP CHLD */
 	pid_t child;
 	int stopping;
@@ -307,10 +308,29 @@ static void sup_recover(struct sup *s)
 	}
 }
 
-static void __attribute__((noreturn))
-supervise(struct ctl_argv *a, const char *bin, const char *logpath, int report_fd)
+/* The verdict: to rblkctl attach's pipe, or (foreground, fd -1) as attach
+ * itself would say it. */
+static void sup_report(int fd, int id, const char *msg)
 {
-	struct sup s = { .bin = bin, .logpath = logpath, .sfd = -1 };
+	if (fd >= 0) {
+		if (id >= 0)
+			dprintf(fd, "OK ublkb%d\n", id);
+		else
+			dprintf(fd, "ERR %s\n", msg);
+		close(fd);
+	} else if (id >= 0) {
+		printf("/dev/ublkb%d\n", id);
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "rblkctl attach: %s\n", msg);
+	}
+}
+
+void ctl_supervise(struct ctl_argv *a, const char *bin, const char *logpath,
+		   int report_fd, int auto_recover)
+{
+	struct sup s = { .bin = bin, .logpath = logpath, .sfd = -1,
+			 .auto_recover = auto_recover };
 	char msg[512], how[64];
 	sigset_t mask;
 	int st;
@@ -325,16 +345,14 @@ supervise(struct ctl_argv *a, const char *bin, const char *logpath, int report_f
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	s.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s.sfd < 0) {
-		dprintf(report_fd, "ERR signalfd: %s\n", strerror(errno));
+		snprintf(msg, sizeof(msg), "signalfd: %s", strerror(errno));
+		sup_report(report_fd, -1, msg);
 		_exit(1);
 	}
 	s.id = sup_spawn(&s, a, msg, sizeof(msg), &st);
-	if (s.id < 0) {
-		dprintf(report_fd, "ERR %s\n", msg);
+	sup_report(report_fd, s.id, msg);
+	if (s.id < 0)
 		_exit(1);
-	}
-	dprintf(report_fd, "OK ublkb%d\n", s.id);
-	close(report_fd);
 	sup_log("/dev/ublkb%d: supervising rblk-initiator %d", s.id, (int)s.child);
 	for (;;) {
 		st = sup_wait_child(&s);
@@ -343,6 +361,11 @@ supervise(struct ctl_argv *a, const char *bin, const char *logpath, int report_f
 			exit(0);
 		}
 		sup_describe(st, how, sizeof(how));
+		if (!s.auto_recover) {
+			sup_log("/dev/ublkb%d: rblk-initiator %s; not recovering it (recovery is not auto)",
+				s.id, how);
+			exit(1);
+		}
 		sup_log("/dev/ublkb%d: rblk-initiator %s; recovering", s.id, how);
 		sup_recover(&s);
 	}
@@ -384,7 +407,7 @@ int ctl_start(struct ctl_argv *a, int supervised, const char *logpath_in,
 		}
 		close(pfd[0]);
 		if (supervised)
-			supervise(a, bin, logpath, pfd[1]);
+			ctl_supervise(a, bin, logpath, pfd[1], 1);
 		/* fd 3 is the pipe; dup2 clears its close-on-exec flag. */
 		if (dup2(pfd[1], 3) < 0 ||
 		    ctl_argv_add(a, "--ready-fd") || ctl_argv_add(a, "3") ||

@@ -705,6 +705,37 @@ case_recovery_target_down() {
 	no_leftovers
 }
 
+# `rblkctl attach --foreground` (what rblk-attach@.service runs) is the
+# supervisor itself: it prints the device, recovers a killed server, and
+# SIGTERM (systemctl stop) detaches and ends it with status 0.
+case_recovery_foreground() {
+	local fg pid rc
+	case_setup
+	need_cmd jq
+	start_tgt
+	"$CTL" attach --foreground --target "$ADDR:$PORT" --volume vol0 --transport "$TRANSPORT" \
+		--queues 1 >fg.out 2>fg.err &
+	fg=$!
+	wait_until 90 grep -q '^/dev/ublkb' fg.out || { cat fg.err; fail "attach --foreground printed no device"; }
+	DEV=$(head -n 1 fg.out)
+	wait_until 10 test -b "$DEV" || fail "$DEV missing"
+	[ "$(jq -r .supervisor "/run/rblk/$(basename "$DEV").json")" = "$fg" ] ||
+		fail "the state file does not name the foreground process as supervisor"
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	dd if=data of="$DEV" bs=64k oflag=direct status=none || fail "write failed"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	kill -9 "$pid"
+	wait_served "$DEV" "$pid" 60 || { cat fg.err; fail "the foreground supervisor did not recover the crash"; }
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data || fail "data differs after recovery"
+	kill -TERM "$fg"
+	wait "$fg"; rc=$?
+	[ $rc -eq 0 ] || { cat fg.err; fail "attach --foreground exited $rc after SIGTERM"; }
+	[ ! -e "$DEV" ] || fail "$DEV still there after SIGTERM"
+	no_leftovers
+	grep -h "supervise" fg.err | cut -c1-140
+	log "foreground supervisor $fg: recovered server $pid's crash, SIGTERM detached, exit 0"
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -724,4 +755,5 @@ run_case -t 300 recovery-manual case_recovery_manual
 run_case -t 600 recovery-kill-20 case_recovery_kill_20
 run_case -t 180 recovery-supervisor-killed case_recovery_supervisor_killed
 run_case -t 180 recovery-target-down case_recovery_target_down
+run_case -t 180 recovery-foreground case_recovery_foreground
 cases_done
