@@ -352,9 +352,11 @@ static void detach_usage(FILE *f)
 {
 	fprintf(f,
 "usage: rblkctl detach DEVICE | --all [--timeout SECS]\n"
-"Stops serving a device (/dev/ublkbN, ublkbN or N); it disappears.  I/O the\n"
+"Stops serving a device (/dev/ublkbN, ublkbN or N); it disappears.  Its\n"
+"supervisor (if any) is stopped first, so nothing recovers it.  I/O the\n"
 "target does not answer in time fails with EIO; after --timeout (default %d)\n"
-"the server is killed.\n"
+"the server is killed and the device removed.  A device whose server died\n"
+"(dead, quiesced) is removed too.\n"
 "  --all           every attached device\n"
 "  --timeout SECS\n"
 "  -h, --help\n", DETACH_TIMEOUT_S);
