@@ -315,18 +315,29 @@ int rblkctl_attach(int argc, char **argv)
 	ret |= ctl_argv_add(&a, "%s", transport);
 	ret |= ctl_argv_add(&a, "--recovery");
 	ret |= ctl_argv_add(&a, "%s", recovery);
-	if (queues)
-		ret |= ctl_argv_add(&a, "--queues") | ctl_argv_add(&a, "%s", queues);
-	if (depth)
-		ret |= ctl_argv_add(&a, "--depth") | ctl_argv_add(&a, "%s", depth);
-	if (hostname)
-		ret |= ctl_argv_add(&a, "--hostname") | ctl_argv_add(&a, "%s", hostname);
-	if (secret)
-		ret |= ctl_argv_add(&a, "--secret-file") | ctl_argv_add(&a, "%s", secret);
-	for (int i = 0; i < INI_TMO_COUNT; i++)
-		if (fault_opt[i])
-			ret |= ctl_argv_add(&a, "%s", ini_tmo_opt[i]) |
-			       ctl_argv_add(&a, "%s", fault_opt[i]);
+	/* one statement per argument: | would not fix their order */
+	if (queues) {
+		ret |= ctl_argv_add(&a, "--queues");
+		ret |= ctl_argv_add(&a, "%s", queues);
+	}
+	if (depth) {
+		ret |= ctl_argv_add(&a, "--depth");
+		ret |= ctl_argv_add(&a, "%s", depth);
+	}
+	if (hostname) {
+		ret |= ctl_argv_add(&a, "--hostname");
+		ret |= ctl_argv_add(&a, "%s", hostname);
+	}
+	if (secret) {
+		ret |= ctl_argv_add(&a, "--secret-file");
+		ret |= ctl_argv_add(&a, "%s", secret);
+	}
+	for (int i = 0; i < INI_TMO_COUNT; i++) {
+		if (fault_opt[i]) {
+			ret |= ctl_argv_add(&a, "%s", ini_tmo_opt[i]);
+			ret |= ctl_argv_add(&a, "%s", fault_opt[i]);
+		}
+	}
 	if (ret) {
 		fprintf(stderr, "rblkctl attach: arguments too long\n");
 		return 2;

@@ -736,6 +736,29 @@ case_recovery_foreground() {
 	log "foreground supervisor $fg: recovered server $pid's crash, SIGTERM detached, exit 0"
 }
 
+# detach of a quiesced device (--recovery manual, server killed, nobody
+# recovered it): the device is removed, the I/O waiting on it fails
+# instead of hanging, nothing is left.
+case_recovery_detach_quiesced() {
+	local pid wpid rc
+	case_setup
+	start_tgt
+	attach --queues 1 --recovery manual
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	kill -9 "$pid"
+	wait_until 20 eval "\"$CTL\" list | grep -q ' quiesced '" || { "$CTL" list; fail "list does not say quiesced"; }
+	dd if=/dev/urandom of="$DEV" bs=64k count=16 oflag=direct status=none 2>dd.err &
+	wpid=$!
+	nap 2
+	kill -0 "$wpid" 2>/dev/null || fail "the write did not wait on the quiesced device"
+	timeout 60 "$CTL" detach "$DEV" || fail "detach of a quiesced device failed"
+	wait_until 30 eval "! kill -0 $wpid 2>/dev/null" || fail "the waiting write still hangs after detach"
+	wait "$wpid"; rc=$?
+	[ $rc -ne 0 ] || fail "the waiting write succeeded on a removed device"
+	no_leftovers
+	log "detach of the quiesced device: removed, the waiting write failed (rc $rc: $(head -c 80 dd.err))"
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -756,4 +779,5 @@ run_case -t 600 recovery-kill-20 case_recovery_kill_20
 run_case -t 180 recovery-supervisor-killed case_recovery_supervisor_killed
 run_case -t 180 recovery-target-down case_recovery_target_down
 run_case -t 180 recovery-foreground case_recovery_foreground
+run_case -t 120 recovery-detach-quiesced case_recovery_detach_quiesced
 cases_done
