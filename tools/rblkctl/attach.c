@@ -315,29 +315,12 @@ int rblkctl_attach(int argc, char **argv)
 	ret |= ctl_argv_add(&a, "%s", transport);
 	ret |= ctl_argv_add(&a, "--recovery");
 	ret |= ctl_argv_add(&a, "%s", recovery);
-	/* one statement per argument: | would not fix their order */
-	if (queues) {
-		ret |= ctl_argv_add(&a, "--queues");
-		ret |= ctl_argv_add(&a, "%s", queues);
-	}
-	if (depth) {
-		ret |= ctl_argv_add(&a, "--depth");
-		ret |= ctl_argv_add(&a, "%s", depth);
-	}
-	if (hostname) {
-		ret |= ctl_argv_add(&a, "--hostname");
-		ret |= ctl_argv_add(&a, "%s", hostname);
-	}
-	if (secret) {
-		ret |= ctl_argv_add(&a, "--secret-file");
-		ret |= ctl_argv_add(&a, "%s", secret);
-	}
-	for (int i = 0; i < INI_TMO_COUNT; i++) {
-		if (fault_opt[i]) {
-			ret |= ctl_argv_add(&a, "%s", ini_tmo_opt[i]);
-			ret |= ctl_argv_add(&a, "%s", fault_opt[i]);
-		}
-	}
+	ret |= ctl_argv_add_opt(&a, "--queues", queues);
+	ret |= ctl_argv_add_opt(&a, "--depth", depth);
+	ret |= ctl_argv_add_opt(&a, "--hostname", hostname);
+	ret |= ctl_argv_add_opt(&a, "--secret-file", secret);
+	for (int i = 0; i < INI_TMO_COUNT; i++)
+		ret |= ctl_argv_add_opt(&a, ini_tmo_opt[i], fault_opt[i]);
 	if (ret) {
 		fprintf(stderr, "rblkctl attach: arguments too long\n");
 		return 2;

@@ -34,6 +34,8 @@ void ctl_argv_init(struct ctl_argv *a);
 /* Appends one printf-formatted argument; 0 or -E2BIG. */
 int ctl_argv_add(struct ctl_argv *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Appends "opt val" unless val is NULL; 0 or -E2BIG. */
+int ctl_argv_add_opt(struct ctl_argv *a, const char *opt, const char *val);
 /* The command line that takes device s->dev_id over (--recover), with the
  * options it was attached with.  0 or -E2BIG. */
 int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a);

@@ -62,6 +62,16 @@ int ctl_argv_add(struct ctl_argv *a, const char *fmt, ...)
 	return 0;
 }
 
+int ctl_argv_add_opt(struct ctl_argv *a, const char *opt, const char *val)
+{
+	int ret;
+
+	if (!val)
+		return 0;
+	ret = ctl_argv_add(a, "%s", opt);
+	return ret ? ret : ctl_argv_add(a, "%s", val);
+}
+
 int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a)
 {
 	int ret = 0;
@@ -78,14 +88,8 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a)
 	ret |= ctl_argv_add(a, "%s", s->volume);
 	ret |= ctl_argv_add(a, "--transport");
 	ret |= ctl_argv_add(a, "%s", s->transport[0] ? s->transport : "tcp");
-	if (s->hostname[0]) {
-		ret |= ctl_argv_add(a, "--hostname");
-		ret |= ctl_argv_add(a, "%s", s->hostname);
-	}
-	if (s->secret_file[0]) {
-		ret |= ctl_argv_add(a, "--secret-file");
-		ret |= ctl_argv_add(a, "%s", s->secret_file);
-	}
+	ret |= ctl_argv_add_opt(a, "--hostname", s->hostname[0] ? s->hostname : NULL);
+	ret |= ctl_argv_add_opt(a, "--secret-file", s->secret_file[0] ? s->secret_file : NULL);
 	for (int i = 0; i < INI_TMO_COUNT; i++) {
 		if (s->tmo_s[i] == INI_TMO_UNSET)
 			continue;
