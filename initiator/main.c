@@ -57,7 +57,6 @@ struct ini_dev {
 	struct ini_state old;		/* --recover: the dead server's state */
 };
 
-
 /* One line to whoever started us (rblkctl), then the pipe is closed. */
 static void report(struct ini_dev *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
