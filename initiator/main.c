@@ -9,6 +9,10 @@
  *   tags were fetched.  Shutdown (SIGTERM/SIGINT): the queues get a grace
  *   period for in-flight I/O, STOP_DEV, join, close /dev/ublkcN, DEL_DEV
  *   (which waits for that close).
+ *
+ * --recover N takes over device N after its server died (USER_RECOVERY):
+ * the same connect-first order, then START_USER_RECOVERY instead of
+ * ADD_DEV + SET_PARAMS, and END_USER_RECOVERY instead of START_DEV.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,34 +29,17 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "opts.h"
 #include "rblk_client.h"
+#include "recover.h"
 #include "state.h"
 #include "ublk_ctrl.h"
 #include "ublk_params.h"
 #include "ublk_queue.h"
 
-#define INI_MAX_QUEUES		32
-#define INI_DEFAULT_DEPTH	64
-#define INI_DEFAULT_GRACE_MS	5000
 #define INI_JOIN_MS		15000
-
-struct ini_opts {
-	char host[256];
-	const char *port;
-	const char *volume;
-	const char *transport;
-	const char *hostname;
-	const char *secret_file;
-	unsigned queues;
-	unsigned depth;
-	int dev_id;
-	int grace_ms;
-	int ready_fd;
-	const char *log_path;
-	int cleanup_dev;		/* >= 0: --cleanup-dev mode */
-	/* faults: rblk_client_opts values (ms, 0 = library default) */
-	int ka_ms, io_ms, delay_ms, loss_ms, fail_ms;
-};
+#define INI_QUIESCE_WAIT_MS	10000	/* a killed server's device quiesces in ~60 ms */
+#define INI_RECOVER_START_MS	30000	/* START_USER_RECOVERY -EBUSY retries */
 
 struct ini_dev {
 	struct ini_opts o;
@@ -67,39 +54,8 @@ struct ini_dev {
 	int exit_efd;
 	struct ini_state st;
 	unsigned reconnects_written;
+	struct ini_state old;		/* --recover: the dead server's state */
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: rblk-initiator --target HOST[:PORT] --volume NAME [options]\n"
-"Serves one rblk volume as /dev/ublkbN until SIGTERM/SIGINT.\n"
-"Normally started by `rblkctl attach`.\n"
-"  --target HOST[:PORT]   target address ([v6addr]:port for IPv6)\n"
-"  --volume NAME          volume to attach\n"
-"  --transport tcp|rdma   (default tcp)\n"
-"  --queues N             ublk queues = connections (default: CPUs, max 4)\n"
-"  --depth N              tags per queue (default %d, capped by the target)\n"
-"  --hostname NAME        host name sent at login (default: hostname)\n"
-"  --secret-file FILE     shared secret for the login challenge\n"
-"  --dev-id N             ask for /dev/ublkbN (default: next free)\n"
-"  --grace-ms N           on stop, how long in-flight I/O may take (default %d)\n"
-"  --keep-alive-tmo S     no answer to a keep-alive for S s = connection dead\n"
-"                         (default 5; 0 or -1: no keep-alive)\n"
-"  --io-timeout S         a command unanswered for S s rebuilds its connection\n"
-"                         (default 30; 0 or -1: never)\n"
-"  --reconnect-delay S    between reconnect attempts (default 2)\n"
-"  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
-"                         -1: forever, 0: never reconnect)\n"
-"  --fast-io-fail-tmo S   fail I/O after S s disconnected, still reconnecting\n"
-"                         (default -1: off)\n"
-"  --ready-fd FD          write \"OK ublkbN\" or \"ERR reason\" there once started\n"
-"  --log-file PATH        recorded in the state file (the caller redirects)\n"
-"  --log-level LEVEL      err|warn|info|debug\n"
-"  --cleanup-dev N        only remove ublk device N left by a dead server\n"
-"  --debug MASK           debug areas (1 io, 2 conn, 4 rdma, 8 ublk)\n"
-"  -h, --help\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS);
-}
 
 /* One line to whoever started us (rblkctl), then the pipe is closed. */
 static void report(struct ini_dev *d, const char *fmt, ...)
@@ -128,202 +84,6 @@ static void report(struct ini_dev *d, const char *fmt, ...)
 	d->o.ready_fd = -1;
 }
 
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = (unsigned)v;
-	return 0;
-}
-
-/* A timeout in seconds, lo (-1 or 1) .. one year, as an rblk_client_opts value. */
-static int parse_tmo(const char *s, long lo, int *ms)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > 365L * 86400)
-		return -EINVAL;
-	*ms = rblk_tmo_from_sec(v);
-	return 0;
-}
-
-/* HOST, HOST:PORT, [V6], [V6]:PORT */
-static int split_target(const char *arg, struct ini_opts *o)
-{
-	static char port[16];
-	const char *colon;
-	size_t hl;
-
-	if (arg[0] == '[') {
-		const char *end = strchr(arg, ']');
-
-		if (!end || end == arg + 1)
-			return -EINVAL;
-		hl = end - arg - 1;
-		memcpy(o->host, arg + 1, hl < sizeof(o->host) ? hl : 0);
-		colon = end[1] == ':' ? end + 1 : NULL;
-		if (end[1] && !colon)
-			return -EINVAL;
-	} else {
-		colon = strrchr(arg, ':');
-		if (colon && strchr(arg, ':') != colon)
-			colon = NULL;	/* bare IPv6 address, no port */
-		hl = colon ? (size_t)(colon - arg) : strlen(arg);
-		if (!hl)
-			return -EINVAL;
-		memcpy(o->host, arg, hl < sizeof(o->host) ? hl : 0);
-	}
-	if (hl >= sizeof(o->host))
-		return -EINVAL;
-	o->host[hl] = 0;
-	if (colon) {
-		unsigned p;
-
-		if (parse_uint(colon + 1, 1, 65535, &p))
-			return -EINVAL;
-		snprintf(port, sizeof(port), "%u", p);
-		o->port = port;
-	}
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct ini_opts *o)
-{
-	static const struct option lo[] = {
-		{ "target",      required_argument, NULL, 't' },
-		{ "volume",      required_argument, NULL, 'v' },
-		{ "transport",   required_argument, NULL, 'T' },
-		{ "queues",      required_argument, NULL, 'q' },
-		{ "depth",       required_argument, NULL, 'd' },
-		{ "hostname",    required_argument, NULL, 'H' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "dev-id",      required_argument, NULL, 'i' },
-		{ "grace-ms",    required_argument, NULL, 'g' },
-		{ "ready-fd",    required_argument, NULL, 'r' },
-		{ "log-file",    required_argument, NULL, 'L' },
-		{ "log-level",   required_argument, NULL, 'l' },
-		{ "debug",       required_argument, NULL, 'D' },
-		{ "cleanup-dev", required_argument, NULL, 'C' },
-		{ "keep-alive-tmo",   required_argument, NULL, 'K' },
-		{ "io-timeout",       required_argument, NULL, 'O' },
-		{ "reconnect-delay",  required_argument, NULL, 'R' },
-		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
-		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
-		{ "help",        no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	unsigned v;
-	int c, ms;
-
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if (split_target(optarg, o)) {
-				fprintf(stderr, "rblk-initiator: bad --target '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'v': o->volume = optarg; break;
-		case 'T':
-			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma")) {
-				fprintf(stderr, "rblk-initiator: --transport is tcp or rdma\n");
-				return -EINVAL;
-			}
-			o->transport = optarg;
-			break;
-		case 'q':
-			if (parse_uint(optarg, 1, INI_MAX_QUEUES, &o->queues)) {
-				fprintf(stderr, "rblk-initiator: --queues is 1..%d\n", INI_MAX_QUEUES);
-				return -EINVAL;
-			}
-			break;
-		case 'd':
-			if (parse_uint(optarg, 1, RBLK_MAX_QUEUE_DEPTH, &o->depth)) {
-				fprintf(stderr, "rblk-initiator: --depth is 1..%d\n", RBLK_MAX_QUEUE_DEPTH);
-				return -EINVAL;
-			}
-			break;
-		case 'H': o->hostname = optarg; break;
-		case 's': o->secret_file = optarg; break;
-		case 'i':
-			if (parse_uint(optarg, 0, 1u << 20, &v)) {
-				fprintf(stderr, "rblk-initiator: bad --dev-id\n");
-				return -EINVAL;
-			}
-			o->dev_id = (int)v;
-			break;
-		case 'g':
-			if (parse_uint(optarg, 0, 3600000, &v)) {
-				fprintf(stderr, "rblk-initiator: bad --grace-ms\n");
-				return -EINVAL;
-			}
-			o->grace_ms = (int)v;
-			break;
-		case 'r':
-			if (parse_uint(optarg, 0, INT_MAX, &v) || fcntl((int)v, F_GETFD) < 0) {
-				fprintf(stderr, "rblk-initiator: bad --ready-fd\n");
-				return -EINVAL;
-			}
-			o->ready_fd = (int)v;
-			break;
-		case 'L': o->log_path = optarg; break;
-		case 'l':
-			if (rblk_log_set_level(optarg)) {
-				fprintf(stderr, "rblk-initiator: bad --log-level\n");
-				return -EINVAL;
-			}
-			break;
-		case 'D':
-			rblk_debug_mask = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'K': case 'O': case 'R': case 'X': case 'F':
-			if (parse_tmo(optarg, c == 'R' ? 1 : -1, &ms)) {
-				fprintf(stderr, "rblk-initiator: bad --%s '%s' (seconds%s)\n",
-					c == 'K' ? "keep-alive-tmo" : c == 'O' ? "io-timeout" :
-					c == 'R' ? "reconnect-delay" : c == 'X' ? "ctrl-loss-tmo" :
-					"fast-io-fail-tmo", optarg, c == 'R' ? ", at least 1" :
-					", -1 for never");
-				return -EINVAL;
-			}
-			*(c == 'K' ? &o->ka_ms : c == 'O' ? &o->io_ms : c == 'R' ? &o->delay_ms :
-			  c == 'X' ? &o->loss_ms : &o->fail_ms) = ms;
-			break;
-		case 'C':
-			if (parse_uint(optarg, 0, 1u << 20, &v)) {
-				fprintf(stderr, "rblk-initiator: bad --cleanup-dev\n");
-				return -EINVAL;
-			}
-			o->cleanup_dev = (int)v;
-			return 0;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (o->cleanup_dev >= 0)
-		return 0;
-	if (optind < argc || !o->host[0] || !o->volume) {
-		fprintf(stderr, "rblk-initiator: --target and --volume are required\n");
-		usage(stderr);
-		return -EINVAL;
-	}
-	if (rblk_name_valid(o->volume)) {
-		fprintf(stderr, "rblk-initiator: bad volume name '%s'\n", o->volume);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /*
  * A server killed with SIGKILL leaves its ublk device behind (stopped by
@@ -428,12 +188,24 @@ static int add_device(struct ini_dev *d)
 	info->dev_id = d->o.dev_id < 0 ? (uint32_t)-1 : (uint32_t)d->o.dev_id;
 	info->ublksrv_pid = getpid();
 	info->flags = ini_ctrl_features(d->ctrl) & UBLK_F_CMD_IOCTL_ENCODE;
+	if (strcmp(d->o.recovery, "off")) {
+		/* In 6.1+; a kernel that cannot tell (no GET_FEATURES) gets them
+		 * anyway and drops what it does not know. */
+		uint64_t want = UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE;
+		uint64_t feat = ini_ctrl_features(d->ctrl);
+
+		info->flags |= feat ? feat & want : want;
+	}
 	ret = ini_ctrl_add_dev(d->ctrl, info);
 	if (ret) {
 		report(d, "ERR ublk ADD_DEV: %s", strerror(-ret));
 		return ret;
 	}
 	d->added = 1;
+	if (strcmp(d->o.recovery, "off") && !(info->flags & UBLK_F_USER_RECOVERY)) {
+		rblk_warn("this kernel has no ublk USER_RECOVERY: the device will not survive a crash of this process");
+		d->o.recovery = "off";
+	}
 	/* The kernel rewrote info: queues and buffer size are what it says. */
 	if (info->nr_hw_queues < d->nq) {
 		for (unsigned i = info->nr_hw_queues; i < d->nq; i++) {
@@ -523,6 +295,18 @@ static void fill_state(struct ini_dev *d, const char *state)
 	snprintf(s->state, sizeof(s->state), "%s", state);
 	snprintf(s->log, sizeof(s->log), "%s", d->o.log_path ? d->o.log_path : "");
 	s->started = time(NULL);
+	snprintf(s->recovery, sizeof(s->recovery), "%s", d->o.recovery);
+	s->supervisor = d->o.supervisor;
+	snprintf(s->hostname, sizeof(s->hostname), "%s", d->o.hostname ? d->o.hostname : "");
+	snprintf(s->secret_file, sizeof(s->secret_file), "%s",
+		 d->o.secret_file ? d->o.secret_file : "");
+	s->grace_ms = d->o.grace_ms;
+	memcpy(s->tmo_s, d->o.tmo_s, sizeof(s->tmo_s));
+	if (d->o.recover_dev >= 0 && d->old.dev_id == (int)d->info.dev_id) {
+		/* the same attachment, served by a new process */
+		s->started = d->old.started;
+		s->recoveries = d->old.recoveries;
+	}
 }
 
 static void set_state(struct ini_dev *d, const char *state)
@@ -539,6 +323,69 @@ static void set_state(struct ini_dev *d, const char *state)
 	ret = ini_state_write(&d->st);
 	if (ret)
 		rblk_warn("state file in %s: %s", ini_state_dir(), strerror(-ret));
+}
+
+/*
+ * --recover N: device N exists and is quiesced (its server died).  Connect
+ * first, so a target that is down changes nothing; the volume must still
+ * fit the device (SET_PARAMS is refused during recovery); then
+ * START_USER_RECOVERY.  The caller continues as at start-up and ends with
+ * END_USER_RECOVERY.
+ */
+static int recover_device(struct ini_dev *d, int *nothing)
+{
+	struct ublksrv_ctrl_dev_info *info = &d->info;
+	uint32_t id = (uint32_t)d->o.recover_dev;
+	struct ublk_params kp, p;
+	char why[256];
+	int ret;
+
+	ret = ini_recover_check(d->ctrl, id, INI_QUIESCE_WAIT_MS, info, why, sizeof(why));
+	if (ret) {
+		*nothing = ret == -ENODEV || ret == -EOPNOTSUPP || ret == -EBUSY;
+		report(d, "ERR %s", why);
+		return ret;
+	}
+	if (ini_state_get((int)id, &d->old))
+		d->old.dev_id = -1;
+	if (!d->o.recovery)
+		d->o.recovery = d->old.dev_id >= 0 && d->old.recovery[0] ?
+				d->old.recovery : "manual";
+	/* Queues and depth are the device's: they cannot change now. */
+	d->nq = info->nr_hw_queues;
+	d->o.depth = info->queue_depth;
+	ret = connect_queues(d);
+	if (ret)
+		return ret;
+	if (d->vi.queue_depth < info->queue_depth) {
+		report(d, "ERR target grants depth %u, /dev/ublkb%u has %u tags per queue",
+		       d->vi.queue_depth, id, info->queue_depth);
+		return -EINVAL;
+	}
+	ret = ini_ctrl_get_params(d->ctrl, id, &kp);
+	if (ret) {
+		report(d, "ERR ublk GET_PARAMS %u: %s", id, strerror(-ret));
+		return ret;
+	}
+	ret = ini_ublk_build_params(&d->vi, info->max_io_buf_bytes, &p);
+	if (ret || p.basic.dev_sectors != kp.basic.dev_sectors ||
+	    p.basic.logical_bs_shift != kp.basic.logical_bs_shift) {
+		report(d, "ERR volume %s is now %llu bytes, block %u: /dev/ublkb%u was made for %llu bytes, block %u (detach and attach again)",
+		       d->o.volume, (unsigned long long)d->vi.size, d->vi.block_size, id,
+		       (unsigned long long)kp.basic.dev_sectors << 9,
+		       1u << kp.basic.logical_bs_shift);
+		return -EINVAL;
+	}
+	fill_state(d, "recovering");
+	ini_state_write(&d->st);
+	ret = ini_recover_start(d->ctrl, id, INI_RECOVER_START_MS);
+	if (ret) {
+		report(d, "ERR ublk START_USER_RECOVERY %u: %s", id, strerror(-ret));
+		return ret;
+	}
+	rblk_info("ublk device %u: recovering with %u queues x %u tags (the server before was pid %d)",
+		  id, d->nq, info->queue_depth, (int)info->ublksrv_pid);
+	return 0;
 }
 
 /* ---- shutdown --------------------------------------------------------- */
@@ -631,17 +478,22 @@ int main(int argc, char **argv)
 	struct ini_dev dev = {
 		.o = { .transport = "tcp", .depth = INI_DEFAULT_DEPTH, .dev_id = -1,
 		       .grace_ms = INI_DEFAULT_GRACE_MS, .ready_fd = -1,
-		       .cleanup_dev = -1 },
+		       .cleanup_dev = -1, .recover_dev = -1 },
 		.cdev_fd = -1, .exit_efd = -1,
 	};
 	struct ini_dev *d = &dev;
 	sigset_t mask;
 	long ncpu;
-	int sfd, ret, i;
+	int sfd, ret, i, recovering, nothing = 0;
 
 	rblk_log_init("rblk-initiator");
-	if (parse_args(argc, argv, &d->o))
+	for (i = 0; i < INI_TMO_COUNT; i++)
+		d->o.tmo_s[i] = INI_TMO_UNSET;
+	if (ini_opts_parse(argc, argv, &d->o))
 		return 2;
+	recovering = d->o.recover_dev >= 0;
+	if (!recovering && !d->o.recovery)
+		d->o.recovery = "off";
 	if (d->o.cleanup_dev >= 0)
 		return cleanup_dev(d->o.cleanup_dev);
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -670,38 +522,63 @@ int main(int argc, char **argv)
 			report(d, "ERR %s: %s", INI_UBLK_CONTROL, strerror(-ret));
 		return 1;
 	}
-	RBLK_DBG(RBLK_DBG_UBLK, "ublk features 0x%llx",
-		 (unsigned long long)ini_ctrl_features(d->ctrl));
+	rblk_info("ublk features 0x%llx%s",
+		  (unsigned long long)ini_ctrl_features(d->ctrl),
+		  ini_ctrl_features(d->ctrl) & UBLK_F_USER_RECOVERY_FAIL_IO ?
+		  " (USER_RECOVERY_FAIL_IO available, not used)" : "");
 
-	ret = connect_queues(d);
-	if (ret)
-		goto out_teardown;
-	ret = add_device(d);
-	if (ret)
-		goto out_teardown;
+	if (recovering) {
+		ret = recover_device(d, &nothing);
+		if (ret)
+			goto out_teardown;
+	} else {
+		ret = connect_queues(d);
+		if (ret)
+			goto out_teardown;
+		ret = add_device(d);
+		if (ret)
+			goto out_teardown;
+	}
 	ret = open_cdev(d);
 	if (ret)
 		goto out_teardown;
 	ret = create_queues(d);
 	if (ret)
 		goto out_teardown;
-	fill_state(d, "starting");
-	ini_state_write(&d->st);
+	if (!recovering) {
+		fill_state(d, "starting");
+		ini_state_write(&d->st);
+	}
 
+	/* A failed recovery leaves the state file: the device is still
+	 * there, quiesced, for the next attempt. */
 	for (i = 0; i < (int)d->nq; i++) {
 		ret = ini_queue_start(d->queues[i]);
 		if (ret) {
 			/* Tags are half fetched: only process exit undoes that. */
 			report(d, "ERR starting queue %d: %s", i, strerror(-ret));
-			ini_state_remove(d->info.dev_id);
+			if (!recovering)
+				ini_state_remove(d->info.dev_id);
 			_exit(1);
 		}
 	}
-	ret = ini_ctrl_start_dev(d->ctrl, d->info.dev_id, getpid());
-	if (ret) {
-		report(d, "ERR ublk START_DEV: %s", strerror(-ret));
-		ini_state_remove(d->info.dev_id);
-		_exit(1);
+	if (recovering) {
+		ret = ini_ctrl_end_recovery(d->ctrl, d->info.dev_id, getpid());
+		if (ret) {
+			report(d, "ERR ublk END_USER_RECOVERY: %s", strerror(-ret));
+			_exit(1);
+		}
+		d->added = 1;	/* ours to DEL_DEV from now on */
+		d->st.recoveries++;
+		rblk_info("/dev/ublkb%u recovered (recovery %u of this device)",
+			  d->info.dev_id, d->st.recoveries);
+	} else {
+		ret = ini_ctrl_start_dev(d->ctrl, d->info.dev_id, getpid());
+		if (ret) {
+			report(d, "ERR ublk START_DEV: %s", strerror(-ret));
+			ini_state_remove(d->info.dev_id);
+			_exit(1);
+		}
 	}
 	set_state(d, "live");
 	rblk_info("/dev/ublkb%u: volume %s on %s (%s), %u queues x %u",
@@ -718,5 +595,5 @@ int main(int argc, char **argv)
 out_teardown:
 	teardown(d, 0);
 	ini_ctrl_close(d->ctrl);
-	return 1;
+	return nothing ? INI_EXIT_NOTHING_TO_RECOVER : 1;
 }

@@ -21,6 +21,15 @@ const char *ini_state_dir(void)
 	return d && *d ? d : INI_STATE_DIR_DEFAULT;
 }
 
+const char *const ini_tmo_key[INI_TMO_COUNT] = {
+	"keep_alive_tmo", "io_timeout", "reconnect_delay", "ctrl_loss_tmo",
+	"fast_io_fail_tmo",
+};
+const char *const ini_tmo_opt[INI_TMO_COUNT] = {
+	"--keep-alive-tmo", "--io-timeout", "--reconnect-delay",
+	"--ctrl-loss-tmo", "--fast-io-fail-tmo",
+};
+
 static void state_path(char *buf, size_t len, int dev_id)
 {
 	snprintf(buf, len, "%s/ublkb%d.json", ini_state_dir(), dev_id);
@@ -57,6 +66,16 @@ int ini_state_write(const struct ini_state *s)
 	json_object_object_add(o, "reconnects", json_object_new_int(s->reconnects));
 	json_object_object_add(o, "log", json_object_new_string(s->log));
 	json_object_object_add(o, "started", json_object_new_int64(s->started));
+	json_object_object_add(o, "recovery", json_object_new_string(s->recovery));
+	json_object_object_add(o, "supervisor", json_object_new_int(s->supervisor));
+	json_object_object_add(o, "recoveries", json_object_new_int(s->recoveries));
+	json_object_object_add(o, "hostname", json_object_new_string(s->hostname));
+	json_object_object_add(o, "secret_file", json_object_new_string(s->secret_file));
+	json_object_object_add(o, "grace_ms", json_object_new_int(s->grace_ms));
+	for (int i = 0; i < INI_TMO_COUNT; i++)
+		if (s->tmo_s[i] != INI_TMO_UNSET)
+			json_object_object_add(o, ini_tmo_key[i],
+					       json_object_new_int(s->tmo_s[i]));
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
 	len = strlen(text);
 
@@ -135,6 +154,17 @@ int ini_state_read(const char *path, struct ini_state *s)
 	s->reconnects = (unsigned)get_int(o, "reconnects", 0);
 	get_str(o, "log", s->log, sizeof(s->log));
 	s->started = get_int(o, "started", 0);
+	get_str(o, "recovery", s->recovery, sizeof(s->recovery));
+	s->supervisor = (pid_t)get_int(o, "supervisor", 0);
+	s->recoveries = (unsigned)get_int(o, "recoveries", 0);
+	get_str(o, "hostname", s->hostname, sizeof(s->hostname));
+	get_str(o, "secret_file", s->secret_file, sizeof(s->secret_file));
+	s->grace_ms = (int)get_int(o, "grace_ms", 0);
+	for (int i = 0; i < INI_TMO_COUNT; i++) {
+		int64_t v = get_int(o, ini_tmo_key[i], INI_TMO_UNSET);
+
+		s->tmo_s[i] = v < -1 || v > INT_MAX ? INI_TMO_UNSET : (int)v;
+	}
 	json_object_put(o);
 	return s->dev_id < 0 ? -EINVAL : 0;
 }
@@ -193,20 +223,51 @@ int ini_state_list(struct ini_state **out)
 	return n;
 }
 
-int ini_state_alive(const struct ini_state *s)
+int ini_pid_alive(pid_t pid)
 {
-	char path[64], comm[64] = "";
+	char path[64], buf[256];
+	const char *paren;
+	int zombie = 0;
 	FILE *f;
 
-	if (s->pid <= 0 || (kill(s->pid, 0) && errno == ESRCH))
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return 0;
-	/* A recycled pid would make us signal a stranger. */
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	/* A zombie (killed, not reaped yet) serves nothing. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = 0;
+	if (fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')))
+		zombie = paren[1] == ' ' && paren[2] == 'Z';
 	fclose(f);
-	return strncmp(comm, "rblk-initiator", 14) == 0;
+	return !zombie;
+}
+
+/* 1 when pid runs and its name starts with comm. */
+static int pid_is(pid_t pid, const char *comm)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	if (!ini_pid_alive(pid))
+		return 0;
+	/* A recycled pid would make us signal a stranger. */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strncmp(buf, comm, strlen(comm)) == 0;
+}
+
+int ini_state_alive(const struct ini_state *s)
+{
+	return pid_is(s->pid, "rblk-initiator");
+}
+
+int ini_state_supervised(const struct ini_state *s)
+{
+	return pid_is(s->supervisor, INI_SUPERVISOR_COMM);
 }

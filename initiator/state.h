@@ -7,12 +7,32 @@
 #ifndef RBLK_INITIATOR_STATE_H
 #define RBLK_INITIATOR_STATE_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "rblk_proto.h"
 
 #define INI_STATE_DIR_DEFAULT	"/run/rblk"
+
+/*
+ * The fault options, in this order in ini_state.tmo_s[]: seconds as the
+ * user gave them (-1 never/off), INI_TMO_UNSET when not given (the
+ * library default applies).  A new server started by `rblkctl recover`
+ * gets the same values back.
+ */
+enum {
+	INI_TMO_KEEP_ALIVE,
+	INI_TMO_IO,
+	INI_TMO_RECONNECT_DELAY,
+	INI_TMO_CTRL_LOSS,
+	INI_TMO_FAST_IO_FAIL,
+	INI_TMO_COUNT,
+};
+#define INI_TMO_UNSET	INT_MIN
+/* JSON keys ("keep_alive_tmo"...) and command-line options ("--keep-alive-tmo"...). */
+extern const char *const ini_tmo_key[INI_TMO_COUNT];
+extern const char *const ini_tmo_opt[INI_TMO_COUNT];
 
 struct ini_state {
 	int      dev_id;		/* N of /dev/ublkbN */
@@ -30,6 +50,15 @@ struct ini_state {
 	unsigned reconnects;		/* successful reconnects, all queues */
 	char     log[256];		/* daemon log file, "" if none */
 	int64_t  started;		/* unix time */
+	/* What a new server needs to take the device over after a crash
+	 * (ublk USER_RECOVERY, docs/ublk.md "Recovery"). */
+	char     recovery[8];		/* "auto" | "manual" | "off" ("" = off) */
+	pid_t    supervisor;		/* rblkctl's supervisor (auto), 0 = none */
+	unsigned recoveries;		/* successful recoveries of this device */
+	char     hostname[256];		/* as given, "" = this machine's */
+	char     secret_file[1024];	/* "" = none */
+	int      grace_ms;		/* --grace-ms, 0 = default */
+	int      tmo_s[INI_TMO_COUNT];
 };
 
 /* The directory (RBLK_RUN_DIR overrides the default); created 0755 on write. */
@@ -49,7 +78,14 @@ int ini_state_get(int dev_id, struct ini_state *s);
  */
 int ini_state_list(struct ini_state **out);
 
+/* 1 when pid exists and is not a zombie. */
+int ini_pid_alive(pid_t pid);
 /* 1 when s->pid is alive and still an rblk-initiator. */
 int ini_state_alive(const struct ini_state *s);
+/* 1 when s->supervisor is alive and still rblkctl's supervisor. */
+int ini_state_supervised(const struct ini_state *s);
+
+/* Process name of the supervisor (prctl PR_SET_NAME), for the check above. */
+#define INI_SUPERVISOR_COMM	"rblk-supervise"
 
 #endif /* RBLK_INITIATOR_STATE_H */

@@ -63,6 +63,11 @@
 #define UBLK_F_ZONED		(1ULL << 8)
 #endif
 
+/* 6.13+: with no server, fail I/O instead of queueing it (not on 6.12). */
+#ifndef UBLK_F_USER_RECOVERY_FAIL_IO
+#define UBLK_F_USER_RECOVERY_FAIL_IO	(1ULL << 9)
+#endif
+
 #ifndef UBLK_PARAM_TYPE_DEVT
 #define UBLK_PARAM_TYPE_DEVT	(1 << 2)
 #endif

@@ -40,6 +40,12 @@ static const struct ctrl_op OP_GET_PARAMS = {
 	"GET_PARAMS", UBLK_CMD_GET_PARAMS, UBLK_U_CMD_GET_PARAMS };
 static const struct ctrl_op OP_GET_DEV_INFO = {
 	"GET_DEV_INFO", UBLK_CMD_GET_DEV_INFO, UBLK_U_CMD_GET_DEV_INFO };
+static const struct ctrl_op OP_START_USER_RECOVERY = {
+	"START_USER_RECOVERY", UBLK_CMD_START_USER_RECOVERY,
+	UBLK_U_CMD_START_USER_RECOVERY };
+static const struct ctrl_op OP_END_USER_RECOVERY = {
+	"END_USER_RECOVERY", UBLK_CMD_END_USER_RECOVERY,
+	UBLK_U_CMD_END_USER_RECOVERY };
 
 /* The 80-byte command area of a 128-byte SQE starts at byte 48. */
 static void *sqe_cmd_area(struct io_uring_sqe *sqe)
@@ -191,4 +197,14 @@ int ini_ctrl_get_dev_info(struct ini_ctrl *c, uint32_t dev_id,
 {
 	memset(info, 0, sizeof(*info));
 	return dev_cmd(c, &OP_GET_DEV_INFO, dev_id, info, sizeof(*info), 0);
+}
+
+int ini_ctrl_start_recovery(struct ini_ctrl *c, uint32_t dev_id)
+{
+	return dev_cmd(c, &OP_START_USER_RECOVERY, dev_id, NULL, 0, 0);
+}
+
+int ini_ctrl_end_recovery(struct ini_ctrl *c, uint32_t dev_id, pid_t pid)
+{
+	return dev_cmd(c, &OP_END_USER_RECOVERY, dev_id, NULL, 0, (uint64_t)pid);
 }

@@ -46,4 +46,14 @@ int ini_ctrl_get_params(struct ini_ctrl *c, uint32_t dev_id,
 int ini_ctrl_get_dev_info(struct ini_ctrl *c, uint32_t dev_id,
 			  struct ublksrv_ctrl_dev_info *info);
 
+/*
+ * USER_RECOVERY: START is allowed once the device is QUIESCED and the dead
+ * server's /dev/ublkcN is closed (-EBUSY before that: retry); the new
+ * server then opens /dev/ublkcN, maps and FETCHes every tag, and END
+ * (which blocks until every tag is fetched, like START_DEV) makes the
+ * device LIVE with pid as its server.  SET_PARAMS is refused meanwhile.
+ */
+int ini_ctrl_start_recovery(struct ini_ctrl *c, uint32_t dev_id);
+int ini_ctrl_end_recovery(struct ini_ctrl *c, uint32_t dev_id, pid_t pid);
+
 #endif /* RBLK_INITIATOR_UBLK_CTRL_H */

@@ -29,6 +29,8 @@ grep -q '@[A-Z]*@' "$U"/*.service && fail "placeholder left in a unit: $(grep -h
 grep -qx 'Type=notify' "$U/rblk-target.service" || fail "rblk-target.service is not Type=notify"
 grep -q '^ExecReload=' "$U/rblk-target.service" && fail "ExecReload given, but the target ignores SIGHUP"
 grep -q -- '--volume %i' "$U/rblk-attach@.service" || fail "rblk-attach@ does not attach the instance's volume"
+grep -q '^ExecStart=/usr/local/bin/rblkctl attach --foreground ' "$U/rblk-attach@.service" ||
+	fail "rblk-attach@ does not run the supervisor (rblkctl attach --foreground): $(grep ^ExecStart= "$U/rblk-attach@.service")"
 
 log "systemd-tmpfiles creates /run/rblk"
 if command -v systemd-tmpfiles >/dev/null; then

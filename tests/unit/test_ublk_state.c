@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -39,6 +40,9 @@ static struct ini_state sample(int id)
 		.size = 1ull << 40, .block_size = 4096, .started = 1764000000,
 		.state_since = 1764000123, .reconnects = 7,
 	};
+
+	for (int i = 0; i < INI_TMO_COUNT; i++)
+		s.tmo_s[i] = INI_TMO_UNSET;
 
 	snprintf(s.target, sizeof(s.target), "fe80::1");
 	snprintf(s.port, sizeof(s.port), "4421");
@@ -93,6 +97,67 @@ static void test_roundtrip(void **st)
 	assert_int_equal(ini_state_remove(3), -ENOENT);
 }
 
+/* What recovery needs comes back as written; unset timeouts stay unset. */
+static void test_recovery_fields(void **st)
+{
+	struct ini_state in = sample(4), out;
+
+	snprintf(in.recovery, sizeof(in.recovery), "auto");
+	in.supervisor = 4242;
+	in.recoveries = 20;
+	snprintf(in.hostname, sizeof(in.hostname), "client-1");
+	snprintf(in.secret_file, sizeof(in.secret_file), "/etc/rblk/vol 1.key");
+	in.grace_ms = 2500;
+	in.tmo_s[INI_TMO_RECONNECT_DELAY] = 1;
+	in.tmo_s[INI_TMO_CTRL_LOSS] = -1;
+	in.tmo_s[INI_TMO_FAST_IO_FAIL] = 0;
+	assert_int_equal(ini_state_write(&in), 0);
+	assert_int_equal(ini_state_get(4, &out), 0);
+	assert_string_equal(out.recovery, "auto");
+	assert_int_equal(out.supervisor, 4242);
+	assert_int_equal(out.recoveries, 20);
+	assert_string_equal(out.hostname, "client-1");
+	assert_string_equal(out.secret_file, "/etc/rblk/vol 1.key");
+	assert_int_equal(out.grace_ms, 2500);
+	assert_int_equal(out.tmo_s[INI_TMO_KEEP_ALIVE], INI_TMO_UNSET);
+	assert_int_equal(out.tmo_s[INI_TMO_IO], INI_TMO_UNSET);
+	assert_int_equal(out.tmo_s[INI_TMO_RECONNECT_DELAY], 1);
+	assert_int_equal(out.tmo_s[INI_TMO_CTRL_LOSS], -1);
+	assert_int_equal(out.tmo_s[INI_TMO_FAST_IO_FAIL], 0);
+	/* not our supervisor: this test program has another name */
+	out.supervisor = getpid();
+	assert_int_equal(ini_state_supervised(&out), 0);
+	assert_int_equal(ini_state_remove(4), 0);
+
+	/* a file written before recovery existed: nothing to recover with */
+	write_file("ublkb8.json", "{\"device\": 8, \"pid\": 1, \"target\": \"t\", "
+		   "\"keep_alive_tmo\": -7}");
+	assert_int_equal(ini_state_get(8, &out), 0);
+	assert_string_equal(out.recovery, "");
+	assert_int_equal(out.supervisor, 0);
+	for (int i = 0; i < INI_TMO_COUNT; i++)
+		assert_int_equal(out.tmo_s[i], INI_TMO_UNSET);
+	assert_int_equal(ini_state_remove(8), 0);
+}
+
+/* A killed server that nobody reaped yet serves nothing. */
+static void test_zombie_is_not_alive(void **st)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(ini_pid_alive(getpid()), 1);
+	for (int i = 0; i < 200 && ini_pid_alive(pid); i++)
+		usleep(10000);
+	assert_int_equal(ini_pid_alive(pid), 0);	/* exited, not reaped */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(ini_pid_alive(pid), 0);
+	assert_int_equal(ini_pid_alive(0), 0);
+}
+
 static void test_list_sorted_skips_junk(void **st)
 {
 	struct ini_state a = sample(10), b = sample(2), *list;
@@ -138,6 +203,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_recovery_fields),
+		cmocka_unit_test(test_zombie_is_not_alive),
 		cmocka_unit_test(test_list_sorted_skips_junk),
 		cmocka_unit_test(test_missing_dir_is_empty),
 		cmocka_unit_test(test_alive),

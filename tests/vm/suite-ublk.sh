@@ -5,4 +5,4 @@
 # under load).  One VM boot; cases: tests/vm/guest/suite-ublk.guest.sh.
 . "$(dirname "$0")/host-lib.sh"
 vm_require_build rblk-target rblk-initiator rblkctl
-vm_suite ublk -t 900
+vm_suite ublk -t 1800

@@ -22,14 +22,14 @@
 
 #include "clock.h"
 #include "../../initiator/state.h"
+#include "../../initiator/ublk_ctrl.h"
 #include "attach.h"
 #include "ctl.h"
 #include "rblk_proto.h"
 
-#define ATTACH_TIMEOUT_S	60
 #define DETACH_TIMEOUT_S	30
 
-static int need_root(const char *cmd)
+int ctl_need_root(const char *cmd)
 {
 	if (geteuid() == 0)
 		return 0;
@@ -67,7 +67,7 @@ static int have_ublk(void)
 }
 
 /* rblk-initiator next to this rblkctl, else $RBLK_INITIATOR, else PATH. */
-static void find_initiator(char *buf, size_t len)
+void ctl_find_initiator(char *buf, size_t len)
 {
 	const char *env = getenv("RBLK_INITIATOR");
 	char self[PATH_MAX];
@@ -94,7 +94,7 @@ static void find_initiator(char *buf, size_t len)
 }
 
 /* "/dev/ublkb3", "ublkb3" or "3" -> 3; -1 when it is none of those. */
-static int parse_dev(const char *s)
+int ctl_parse_dev(const char *s)
 {
 	char *end;
 	long v;
@@ -112,6 +112,14 @@ static int parse_dev(const char *s)
 	return (int)v;
 }
 
+static int access_ublkc(int id)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", id);
+	return access(path, F_OK) == 0;
+}
+
 static int dev_exists(int id)
 {
 	char path[64];
@@ -120,7 +128,7 @@ static int dev_exists(int id)
 	return access(path, F_OK) == 0;
 }
 
-static int blk_exists(int id)
+int ctl_blk_exists(int id)
 {
 	char path[64];
 	struct stat st;
@@ -150,11 +158,20 @@ static void attach_usage(FILE *f)
 "  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
 "                         -1 forever, 0 never reconnect)\n"
 "  --fast-io-fail-tmo S   fail I/O after S s disconnected (default -1: off)\n"
-"  -h, --help\n", ATTACH_TIMEOUT_S);
+"  --recovery MODE        what happens when rblk-initiator dies (crash, kill -9,\n"
+"                         OOM); the device stays, its I/O waits, and:\n"
+"                           auto    a supervisor starts a new server (default)\n"
+"                           manual  until `rblkctl recover DEVICE`\n"
+"                           off     no waiting: the device goes away\n"
+"  --no-recovery          the same as --recovery off\n"
+"  --foreground           stay: be the supervisor in this process (output on\n"
+"                         stdout/stderr, SIGTERM detaches; for systemd units);\n"
+"                         a crash is recovered only with --recovery auto\n"
+"  -h, --help\n", CTL_ATTACH_TIMEOUT_S);
 }
 
 /* Waits for the daemon's one line; returns the device id or -1. */
-static int wait_ready(int fd, pid_t child, int timeout_s, char *msg, size_t msglen)
+int ctl_wait_ready(int fd, pid_t child, int timeout_s, char *msg, size_t msglen)
 {
 	int64_t deadline = rblk_now_ms() + (int64_t)timeout_s * 1000;
 	size_t got = 0;
@@ -213,20 +230,19 @@ int rblkctl_attach(int argc, char **argv)
 		{ "reconnect-delay",  required_argument, NULL, 'R' },
 		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
 		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
+		{ "recovery",    required_argument, NULL, 'y' },
+		{ "no-recovery", no_argument,       NULL, 'N' },
+		{ "foreground",  no_argument,       NULL, 'f' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *target = NULL, *volume = NULL, *transport = "tcp";
 	const char *queues = NULL, *depth = NULL, *hostname = NULL, *secret = NULL;
-	char bin[PATH_MAX], logpath[PATH_MAX], msg[512];
-	const char *args[48];
-	const char *fault_opt[5] = { 0 };	/* K O R X F */
-	static const char *const fault_name[5] = {
-		"--keep-alive-tmo", "--io-timeout", "--reconnect-delay",
-		"--ctrl-loss-tmo", "--fast-io-fail-tmo",
-	};
-	int timeout_s = ATTACH_TIMEOUT_S, na = 0, pfd[2], c, id, st;
-	pid_t pid;
+	const char *recovery = "auto";
+	const char *fault_opt[INI_TMO_COUNT] = { 0 };	/* K O R X F */
+	int timeout_s = CTL_ATTACH_TIMEOUT_S, c, id, ret = 0, foreground = 0;
+	struct ctl_argv a;
+	char msg[512];
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -251,11 +267,21 @@ int rblkctl_attach(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'K': fault_opt[0] = optarg; break;
-		case 'O': fault_opt[1] = optarg; break;
-		case 'R': fault_opt[2] = optarg; break;
-		case 'X': fault_opt[3] = optarg; break;
-		case 'F': fault_opt[4] = optarg; break;
+		case 'K': fault_opt[INI_TMO_KEEP_ALIVE] = optarg; break;
+		case 'O': fault_opt[INI_TMO_IO] = optarg; break;
+		case 'R': fault_opt[INI_TMO_RECONNECT_DELAY] = optarg; break;
+		case 'X': fault_opt[INI_TMO_CTRL_LOSS] = optarg; break;
+		case 'F': fault_opt[INI_TMO_FAST_IO_FAIL] = optarg; break;
+		case 'y':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "manual") &&
+			    strcmp(optarg, "off")) {
+				fprintf(stderr, "rblkctl attach: --recovery is auto, manual or off\n");
+				return 2;
+			}
+			recovery = optarg;
+			break;
+		case 'N': recovery = "off"; break;
+		case 'f': foreground = 1; break;
 		case 'h': attach_usage(stdout); return 0;
 		default: attach_usage(stderr); return 2;
 		}
@@ -268,7 +294,7 @@ int rblkctl_attach(int argc, char **argv)
 		fprintf(stderr, "rblkctl attach: bad volume name '%s'\n", volume);
 		return 2;
 	}
-	if (need_root("attach"))
+	if (ctl_need_root("attach"))
 		return 1;
 	if (!have_ublk()) {
 		fprintf(stderr, "rblkctl attach: no ublk support in this kernel (/dev/ublk-control missing; modprobe ublk_drv failed)\n");
@@ -278,72 +304,36 @@ int rblkctl_attach(int argc, char **argv)
 		fprintf(stderr, "rblkctl attach: %s: %s\n", ini_state_dir(), strerror(errno));
 		return 1;
 	}
-	find_initiator(bin, sizeof(bin));
-	if (pipe2(pfd, O_CLOEXEC)) {
-		fprintf(stderr, "rblkctl attach: pipe: %s\n", strerror(errno));
-		return 1;
-	}
 
-	args[na++] = "rblk-initiator";
-	args[na++] = "--target";	args[na++] = target;
-	args[na++] = "--volume";	args[na++] = volume;
-	args[na++] = "--transport";	args[na++] = transport;
-	if (queues)   { args[na++] = "--queues";      args[na++] = queues; }
-	if (depth)    { args[na++] = "--depth";       args[na++] = depth; }
-	if (hostname) { args[na++] = "--hostname";    args[na++] = hostname; }
-	if (secret)   { args[na++] = "--secret-file"; args[na++] = secret; }
-	for (int i = 0; i < 5; i++) {
-		if (fault_opt[i]) {
-			args[na++] = fault_name[i];
-			args[na++] = fault_opt[i];
-		}
+	ctl_argv_init(&a);
+	ret |= ctl_argv_add(&a, "rblk-initiator");
+	ret |= ctl_argv_add(&a, "--target");
+	ret |= ctl_argv_add(&a, "%s", target);
+	ret |= ctl_argv_add(&a, "--volume");
+	ret |= ctl_argv_add(&a, "%s", volume);
+	ret |= ctl_argv_add(&a, "--transport");
+	ret |= ctl_argv_add(&a, "%s", transport);
+	ret |= ctl_argv_add(&a, "--recovery");
+	ret |= ctl_argv_add(&a, "%s", recovery);
+	ret |= ctl_argv_add_opt(&a, "--queues", queues);
+	ret |= ctl_argv_add_opt(&a, "--depth", depth);
+	ret |= ctl_argv_add_opt(&a, "--hostname", hostname);
+	ret |= ctl_argv_add_opt(&a, "--secret-file", secret);
+	for (int i = 0; i < INI_TMO_COUNT; i++)
+		ret |= ctl_argv_add_opt(&a, ini_tmo_opt[i], fault_opt[i]);
+	if (ret) {
+		fprintf(stderr, "rblkctl attach: arguments too long\n");
+		return 2;
 	}
-	args[na++] = "--ready-fd";	args[na++] = "3";
-	args[na++] = "--log-file";	args[na++] = logpath;
-	args[na] = NULL;
+	if (foreground) {
+		char bin[PATH_MAX];
 
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "rblkctl attach: fork: %s\n", strerror(errno));
-		return 1;
+		ctl_find_initiator(bin, sizeof(bin));
+		ctl_supervise(&a, bin, "", -1, !strcmp(recovery, "auto"));
 	}
-	if (pid == 0) {
-		int fd;
-
-		setsid();
-		snprintf(logpath, sizeof(logpath), "%s/rblk-initiator.%d.log",
-			 ini_state_dir(), (int)getpid());
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, 0);
-		fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		/* fd 3 is the pipe; dup2 clears its close-on-exec flag. */
-		if (dup2(pfd[1], 3) < 0)
-			_exit(127);
-		execvp(bin, (char **)args);
-		dprintf(3, "ERR cannot run %s: %s\n", bin, strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
-	id = wait_ready(pfd[0], pid, timeout_s, msg, sizeof(msg));
-	close(pfd[0]);
+	id = ctl_start(&a, !strcmp(recovery, "auto"), NULL, timeout_s, msg, sizeof(msg));
 	if (id < 0) {
-		/* It reported an error and exits; collect it (bounded). */
-		for (int i = 0; i < 50 && waitpid(pid, &st, WNOHANG) == 0; i++)
-			usleep(100000);
 		fprintf(stderr, "rblkctl attach: %s\n", msg);
-		return 1;
-	}
-	/* devtmpfs makes the node asynchronously (and may still be removing
-	 * an old one of the same name): print it once it is there. */
-	for (int i = 0; i < 100 && !blk_exists(id); i++)
-		usleep(50000);
-	if (!blk_exists(id)) {
-		fprintf(stderr, "rblkctl attach: /dev/ublkb%d did not appear\n", id);
 		return 1;
 	}
 	printf("/dev/ublkb%d\n", id);
@@ -356,19 +346,22 @@ static void detach_usage(FILE *f)
 {
 	fprintf(f,
 "usage: rblkctl detach DEVICE | --all [--timeout SECS]\n"
-"Stops serving a device (/dev/ublkbN, ublkbN or N); it disappears.  I/O the\n"
+"Stops serving a device (/dev/ublkbN, ublkbN or N); it disappears.  Its\n"
+"supervisor (if any) is stopped first, so nothing recovers it.  I/O the\n"
 "target does not answer in time fails with EIO; after --timeout (default %d)\n"
-"the server is killed.\n"
+"the server is killed and the device removed.  A device whose server died\n"
+"(dead, quiesced) is removed too.\n"
 "  --all           every attached device\n"
 "  --timeout SECS\n"
 "  -h, --help\n", DETACH_TIMEOUT_S);
 }
 
-static int wait_gone(pid_t pid, int id, int64_t deadline)
+/* Waits until both processes are gone and, with dev_too, the device. */
+static int wait_gone(pid_t pid, pid_t sup, int id, int dev_too, int64_t deadline)
 {
 	while (rblk_now_ms() < deadline) {
-		if ((pid <= 0 || (kill(pid, 0) && errno == ESRCH)) &&
-		    !dev_exists(id))
+		if (!ini_pid_alive(pid) && !ini_pid_alive(sup) &&
+		    (!dev_too || !dev_exists(id)))
 			return 0;
 		usleep(50000);
 	}
@@ -383,7 +376,7 @@ static void cleanup_dev(int id)
 	pid_t pid;
 	int st;
 
-	find_initiator(bin, sizeof(bin));
+	ctl_find_initiator(bin, sizeof(bin));
 	snprintf(arg, sizeof(arg), "%d", id);
 	pid = fork();
 	if (pid == 0) {
@@ -394,9 +387,16 @@ static void cleanup_dev(int id)
 		waitpid(pid, &st, 0);
 }
 
+/*
+ * The supervisor (if any) first, so that it does not take the device over
+ * again, then the server.  A server killed by the escalation leaves a
+ * device made with recovery quiesced, and one that died before leaves it
+ * behind too: both are removed with --cleanup-dev.
+ */
 static int detach_one(int id, int timeout_s)
 {
 	struct ini_state s;
+	pid_t pid, sup;
 	int ret;
 
 	ret = ini_state_get(id, &s);
@@ -404,27 +404,31 @@ static int detach_one(int id, int timeout_s)
 		fprintf(stderr, "rblkctl detach: /dev/ublkb%d is not attached by rblk\n", id);
 		return 1;
 	}
-	if (!ini_state_alive(&s)) {
-		ini_state_remove(id);
-		cleanup_dev(id);
-		if (dev_exists(id)) {
-			fprintf(stderr, "rblkctl detach: /dev/ublkb%d has no server (pid %d gone); stale state removed\n",
-				id, (int)s.pid);
-			return 1;
-		}
-		return 0;
-	}
-	kill(s.pid, SIGTERM);
-	if (wait_gone(s.pid, id, rblk_now_ms() + (int64_t)timeout_s * 1000)) {
+	sup = ini_state_supervised(&s) ? s.supervisor : 0;
+	pid = ini_state_alive(&s) ? s.pid : 0;
+	if (sup)
+		kill(sup, SIGTERM);
+	if (pid)
+		kill(pid, SIGTERM);
+	if ((sup || pid) &&
+	    wait_gone(pid, sup, id, 0, rblk_now_ms() + (int64_t)timeout_s * 1000)) {
 		fprintf(stderr, "rblkctl detach: /dev/ublkb%d: server %d still running after %d s; killing it\n",
-			id, (int)s.pid, timeout_s);
-		kill(s.pid, SIGKILL);
-		/* Without its server the kernel stops and removes the device. */
-		if (wait_gone(s.pid, id, rblk_now_ms() + 15000)) {
-			fprintf(stderr, "rblkctl detach: /dev/ublkb%d did not go away\n", id);
-			return 1;
-		}
+			id, (int)(pid ? pid : sup), timeout_s);
+		if (sup)
+			kill(sup, SIGKILL);
+		if (pid)
+			kill(pid, SIGKILL);
+		wait_gone(pid, sup, id, 0, rblk_now_ms() + 15000);
+	}
+	/* A clean stop removed the device; without a server the kernel
+	 * removes one made without recovery by itself, soon. */
+	if (!strcmp(s.recovery, "off") || !s.recovery[0])
+		wait_gone(0, 0, id, 1, rblk_now_ms() + 5000);
+	if (dev_exists(id) || access_ublkc(id))
 		cleanup_dev(id);
+	if (wait_gone(0, 0, id, 1, rblk_now_ms() + 15000)) {
+		fprintf(stderr, "rblkctl detach: /dev/ublkb%d did not go away\n", id);
+		return 1;
 	}
 	ini_state_remove(id);	/* normally the server did; a killed one did not */
 	return 0;
@@ -461,14 +465,14 @@ int rblkctl_detach(int argc, char **argv)
 		return 2;
 	}
 	if (!all) {
-		id = parse_dev(argv[optind]);
+		id = ctl_parse_dev(argv[optind]);
 		if (id < 0) {
 			fprintf(stderr, "rblkctl detach: '%s' is not a ublk device name\n",
 				argv[optind]);
 			return 2;
 		}
 	}
-	if (need_root("detach"))
+	if (ctl_need_root("detach"))
 		return 1;
 	if (!all)
 		return detach_one(id, timeout_s);
@@ -490,10 +494,26 @@ static void list_usage(FILE *f)
 	fprintf(f,
 "usage: rblkctl list [--json]\n"
 "Attached devices: device, target, volume, transport, state (starting, live,\n"
-"connecting, failed, stopping; dead when the server is gone), size, time in\n"
-"that state and reconnects so far.\n"
+"connecting, failed, stopping, recovering; quiesced when the server is gone\n"
+"and the device waits for a new one; dead when the server is gone for\n"
+"good), size, time in that state and reconnects so far.  JSON adds the\n"
+"recovery mode, supervisor pid and recoveries so far.\n"
 "  --json      one JSON array instead of the table\n"
 "  -h, --help\n");
+}
+
+/* The state to show: the server's word while it lives, else the kernel's
+ * (quiesced: waiting for a new server), else dead. */
+static const char *show_state(const struct ini_state *s, struct ini_ctrl *ctrl)
+{
+	struct ublksrv_ctrl_dev_info info;
+
+	if (ini_state_alive(s))
+		return s->state;
+	if (ctrl && ini_ctrl_get_dev_info(ctrl, s->dev_id, &info) == 0 &&
+	    info.state == UBLK_S_DEV_QUIESCED)
+		return "quiesced";
+	return "dead";
 }
 
 static void human_size(uint64_t b, char *buf, size_t len)
@@ -517,6 +537,7 @@ int rblkctl_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ini_state *list;
+	struct ini_ctrl *ctrl = NULL;
 	int json = ctl_json, c, n;
 
 	optind = 1;
@@ -536,6 +557,9 @@ int rblkctl_list(int argc, char **argv)
 		fprintf(stderr, "rblkctl list: %s: %s\n", ini_state_dir(), strerror(-n));
 		return 1;
 	}
+	/* Only root can ask the kernel; others see "dead" for quiesced. */
+	if (n > 0 && ini_ctrl_open(&ctrl))
+		ctrl = NULL;
 	if (json) {
 		struct json_object *arr = json_object_new_array();
 
@@ -551,7 +575,7 @@ int rblkctl_list(int argc, char **argv)
 			json_object_object_add(o, "volume", json_object_new_string(s->volume));
 			json_object_object_add(o, "transport", json_object_new_string(s->transport));
 			json_object_object_add(o, "state", json_object_new_string(
-				ini_state_alive(s) ? s->state : "dead"));
+				show_state(s, ctrl)));
 			json_object_object_add(o, "size", json_object_new_int64((int64_t)s->size));
 			json_object_object_add(o, "queues", json_object_new_int(s->queues));
 			json_object_object_add(o, "depth", json_object_new_int(s->depth));
@@ -559,6 +583,11 @@ int rblkctl_list(int argc, char **argv)
 			json_object_object_add(o, "reconnects", json_object_new_int(s->reconnects));
 			json_object_object_add(o, "state_seconds", json_object_new_int64(
 				s->state_since ? (int64_t)time(NULL) - s->state_since : 0));
+			json_object_object_add(o, "recovery", json_object_new_string(
+				s->recovery[0] ? s->recovery : "off"));
+			json_object_object_add(o, "supervisor", json_object_new_int(
+				ini_state_supervised(s) ? s->supervisor : 0));
+			json_object_object_add(o, "recoveries", json_object_new_int(s->recoveries));
 			json_object_array_add(arr, o);
 		}
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
@@ -577,10 +606,11 @@ int rblkctl_list(int argc, char **argv)
 			snprintf(since, sizeof(since), "%llds", s->state_since ?
 				 (long long)(time(NULL) - s->state_since) : 0LL);
 			printf("%-14s %-24s %-20s %-9s %-12s %8s %8s %6u\n", dev, tgt, s->volume,
-			       s->transport, ini_state_alive(s) ? s->state : "dead", size,
+			       s->transport, show_state(s, ctrl), size,
 			       since, s->reconnects);
 		}
 	}
+	ini_ctrl_close(ctrl);
 	free(list);
 	return 0;
 }

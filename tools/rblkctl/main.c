@@ -23,6 +23,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  .help = "detach DEVICE or --all" },
 	{ .name = "list",   .fn = rblkctl_list,
 	  .help = "list attached devices" },
+	{ .name = "recover", .fn = rblkctl_recover,
+	  .help = "start a new server for a device whose server died" },
 	{ .name = "volume", .fn = rblkctl_volume,
 	  .help = "target volumes: create, delete, resize, list, show, allow, deny, secret" },
 	{ .name = "stats",  .fn = rblkctl_stats,

@@ -165,7 +165,11 @@ case_cli_errors() {
 	echo "detach unknown -> rc $rc: $out"
 	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "detach of an unknown device: rc $rc"
 	"$CTL" attach --target x 2>/dev/null && fail "attach without --volume succeeded"
-	for c in attach detach list; do
+	out=$("$CTL" recover /dev/ublkb77 2>&1)
+	rc=$?
+	echo "recover unknown -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "recover of an unknown device: rc $rc"
+	for c in attach detach list recover; do
 		"$CTL" "$c" --help | grep -q "usage: rblkctl $c" || fail "rblkctl $c --help"
 	done
 	[ -z "$(ls /dev/ublkb* 2>/dev/null)" ] || fail "a failed attach left a device: $(ls /dev/ublkb*)"
@@ -436,21 +440,323 @@ case_detach_stalled_target() {
 	fio_gone "$fpid"
 }
 
-# A killed rblk-initiator: the kernel removes the device, list says dead,
-# detach cleans up.
+# Issue 10, case 4: a device attached with --no-recovery goes away when its
+# rblk-initiator is killed (as before recovery existed), list says dead,
+# detach cleans up, and nothing is left: no ublk nodes or sysfs entries, no
+# state file, no rblk process, the target back to its fd count.
 case_initiator_killed() {
-	local pid
+	local pid tfd0 tfd1
 	case_setup
 	start_tgt
-	attach
-	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
-		"/run/rblk/$(basename "$DEV").json") || fail "no pid in the state file"
+	tfd0=$(tgt_fds)
+	attach --no-recovery
+	jq -e '.recovery == "off"' "/run/rblk/$(basename "$DEV").json" >/dev/null ||
+		fail "state file does not say recovery off"
+	pgrep -x rblk-supervise && fail "a supervisor runs for a --no-recovery device"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
 	kill -9 "$pid"
 	wait_until 20 test ! -e "$DEV" || fail "$DEV stayed after its server was killed"
 	"$CTL" list | tee list.out
 	grep -q " dead " list.out || fail "list does not say dead"
 	timeout 30 "$CTL" detach "$DEV" || fail "detach of a dead device failed"
 	[ "$("$CTL" list | grep -c ublkb)" -eq 0 ] || fail "state left after detach"
+	no_leftovers
+	wait_until 30 eval '[ "$(tgt_fds)" -eq "$tfd0" ]' ||
+		fail "target holds $(tgt_fds) fds, $tfd0 before the attach"
+	log "device gone after kill -9, nothing left after detach; target fds $tfd0 before, $(tgt_fds) after"
+}
+
+# --- recovery (issue 10) ------------------------------------------------------
+
+state_pid() {	# DEV: the serving pid recorded in the state file
+	jq -er .pid "/run/rblk/$(basename "$1").json"
+}
+tgt_fds() {	# open fds of the target
+	local f n=0
+	for f in /proc/"$TPID"/fd/*; do n=$((n + 1)); done
+	echo "$n"
+}
+# Nothing of any device left: ublk nodes, sysfs, state, processes.
+no_leftovers() {
+	local left
+	left=$(ls -d /dev/ublkb* /dev/ublkc* /sys/block/ublkb* /run/rblk/ublkb*.json 2>/dev/null)
+	[ -z "$left" ] || fail "left behind: $left"
+	pgrep -x rblk-initiator && fail "an rblk-initiator still runs"
+	pgrep -x rblk-supervise && fail "an rblk-supervise still runs"
+	return 0
+}
+served_by_other() {	# STATEFILE OLDPID: a live server that is not OLDPID
+	local p st
+	read -r p st < <(jq -r '"\(.pid) \(.state)"' "$1" 2>/dev/null) || return 1
+	[ "$p" != "$2" ] && [ "$st" = live ] && kill -0 "$p" 2>/dev/null
+}
+wait_served() {	# DEV OLDPID SECS
+	wait_until "$3" served_by_other "/run/rblk/$(basename "$1").json" "$2"
+}
+kernel_io_errors() {	# fails the case when the kernel logged I/O trouble
+	if dmesg | grep -iE 'I/O error|critical medium|XFS .*(error|shutdown|corrupt)|blk_update_request'; then
+		fail "I/O errors in the kernel log (above)"
+	fi
+}
+# xfs + fio verify on it in the background: sets FPID.
+xfs_fio_start() {
+	mkfs.xfs -q -f "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; fail "mkfs.xfs failed"; }
+	mount "$DEV" /mnt/ublk || fail "mount failed"
+	dmesg -C
+	timeout 400 fio --name=fsverify --directory=/mnt/ublk --size=48M --bsrange=4k-64k \
+		--rw=randwrite --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
+		--verify_fatal=1 --verify_state_save=0 --output-format=json --output=fio.json \
+		>fio.err 2>&1 &
+	FPID=$!
+	nap 3
+	kill -0 "$FPID" 2>/dev/null || { cat fio.err; fail "fio ended before the kill"; }
+}
+# fio returns 0 with its verify passed, no kernel I/O error, xfs_repair -n clean.
+xfs_fio_check() {
+	local rc
+	wait "$FPID"
+	rc=$?
+	[ $rc -eq 0 ] || { cat fio.err; jq . fio.json 2>/dev/null | grep -E '"error"|err'; fail "fio returned $rc"; }
+	[ "$(jq '.jobs[0].error' fio.json)" = 0 ] || fail "fio job error $(jq '.jobs[0].error' fio.json)"
+	kernel_io_errors
+	umount /mnt/ublk || fail "umount failed"
+	xfs_repair -n "$DEV" >repair.log 2>&1 || { cat repair.log; fail "xfs_repair -n found problems"; }
+	log "fio verify passed (rc 0), no kernel I/O error, xfs_repair -n clean; clat max $(jq '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1e6 | floor' fio.json) ms"
+}
+
+# Issue 10, case 1: kill -9 of rblk-initiator during fio verify on a
+# mounted xfs; the supervisor of `rblkctl attach` (recovery auto, the
+# default) starts a new server, which takes the quiesced device over.
+case_recovery_auto() {
+	local pid t0 t1 id
+	case_setup
+	need_cmd fio mkfs.xfs xfs_repair jq
+	start_tgt 512M
+	attach --queues 2 --depth 32
+	id=${DEV#/dev/ublkb}
+	jq -e '.recovery == "auto" and .supervisor > 0' "/run/rblk/ublkb$id.json" >/dev/null ||
+		fail "state file: recovery $(jq -r .recovery /run/rblk/ublkb$id.json), supervisor $(jq -r .supervisor /run/rblk/ublkb$id.json)"
+	xfs_fio_start
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	t0=$(_usecs)
+	kill -9 "$pid"
+	wait_served "$DEV" "$pid" 60 || { show_logs; fail "no new server took $DEV over within 60 s"; }
+	t1=$(_usecs)
+	log "kill -9 of $pid: new server $(state_pid "$DEV") live after $(((t1 - t0) / 1000)) ms"
+	[ -b "$DEV" ] || fail "$DEV is gone"
+	xfs_fio_check
+	"$CTL" list --json >list.json
+	jq -e '.[0].recoveries == 1 and .[0].state == "live"' list.json >/dev/null ||
+		fail "list --json: $(cat list.json)"
+	grep -h "supervise\|recover" /run/rblk/rblk-initiator.*.log | tail -n 4
+	detach "$DEV"
+	no_leftovers
+}
+
+# Issue 10, case 2: the same with --recovery manual and `rblkctl recover`
+# typed 10 s after the kill; meanwhile the device stays, quiesced, and fio
+# waits.  Bad input first: recover of a live and of an unknown device.
+case_recovery_manual() {
+	local pid out rc
+	case_setup
+	need_cmd fio mkfs.xfs xfs_repair jq
+	start_tgt 512M
+	attach --queues 2 --depth 32 --recovery manual --reconnect-delay 1
+	pgrep -x rblk-supervise && fail "a supervisor runs for a --recovery manual device"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	out=$("$CTL" recover "$DEV" 2>&1); rc=$?
+	echo "recover of a live device -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "recover of a live device: rc $rc"
+	[ "$(state_pid "$DEV")" = "$pid" ] || fail "recover of a live device changed its server"
+	out=$("$CTL" recover /dev/ublkb77 2>&1); rc=$?
+	echo "recover of an unknown device -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "recover of an unknown device: rc $rc"
+	xfs_fio_start
+	kill -9 "$pid"
+	nap 10
+	[ -b "$DEV" ] || fail "$DEV went away after its server was killed"
+	kill -0 "$FPID" 2>/dev/null || { cat fio.err; fail "fio ended while the device had no server"; }
+	"$CTL" list | tee list.out
+	grep -qE "^$DEV .* quiesced " list.out || fail "list does not say quiesced"
+	kernel_io_errors
+	out=$(timeout 90 "$CTL" recover "$DEV" 2>&1); rc=$?
+	echo "recover after 10 s -> rc $rc: $out"
+	[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl recover failed: rc $rc"; }
+	[ "$(state_pid "$DEV")" != "$pid" ] || fail "state still names the dead server"
+	out=$("$CTL" recover "$DEV" 2>&1); rc=$?
+	[ $rc -ne 0 ] || fail "a second recover of a live device succeeded"
+	xfs_fio_check
+	detach "$DEV"
+	no_leftovers
+}
+
+# Issue 10, case 3: kill the server 20 times in a row under I/O.  Each
+# time a new one takes over; no leak on either side: one /dev/ublkcN, one
+# /sys/block/ublkbN, the same number, one server, one supervisor (its fd
+# count unchanged), the target back to its fd count; fio saw no error.
+case_recovery_kill_20() {
+	local i pid id tfd0 tfd1 sfd0 sfd1 sup fpid t0 tmax=0 ttot=0 dt
+	case_setup
+	need_cmd fio jq
+	start_tgt 256M
+	attach --queues 2 --depth 32
+	id=${DEV#/dev/ublkb}
+	sup=$(jq -r .supervisor "/run/rblk/ublkb$id.json")
+	nap 1
+	tfd0=$(tgt_fds)
+	sfd0=$(ls /proc/"$sup"/fd | wc -l)
+	dmesg -C
+	fio --name=load --filename="$DEV" --direct=1 --ioengine=libaio --rw=randrw \
+		--bs=16k --iodepth=16 --time_based --runtime=900 --size=128M \
+		--allow_file_create=0 >fio.out 2>&1 &
+	fpid=$!
+	nap 2
+	for ((i = 1; i <= 20; i++)); do
+		pid=$(state_pid "$DEV") || fail "kill $i: no pid in the state file"
+		t0=$(_usecs)
+		kill -9 "$pid"
+		wait_served "$DEV" "$pid" 60 || { show_logs; fail "kill $i: no new server within 60 s"; }
+		dt=$((($(_usecs) - t0) / 1000))
+		ttot=$((ttot + dt)); [ $dt -gt $tmax ] && tmax=$dt
+		kill -0 "$fpid" 2>/dev/null || { cat fio.out; fail "kill $i: fio ended"; }
+		nap 1
+	done
+	log "20 kills: new server live after $((ttot / 20)) ms on average, $tmax ms at most"
+	kill -INT "$fpid"
+	wait "$fpid"
+	grep -q "err= 0" fio.out || { cat fio.out; fail "fio saw errors"; }
+	log "fio: $(grep -E '^ +(read|write):' fio.out | tr -s ' ' | cut -c1-50 | tr '\n' ' ')"
+	kernel_io_errors
+	[ -b "/dev/ublkb$id" ] || fail "the device lost its number"
+	[ "$(ls -d /dev/ublkc* | wc -l)" -eq 1 ] || fail "ublk char devices: $(ls /dev/ublkc*)"
+	[ "$(ls -d /sys/block/ublkb* | wc -l)" -eq 1 ] || fail "ublk block devices: $(ls -d /sys/block/ublkb*)"
+	[ "$(pgrep -c -x rblk-initiator)" -eq 1 ] || fail "$(pgrep -c -x rblk-initiator) rblk-initiator processes"
+	[ "$(pgrep -x rblk-supervise)" = "$sup" ] || fail "supervisor changed: $(pgrep -x rblk-supervise), was $sup"
+	sfd1=$(ls /proc/"$sup"/fd | wc -l)
+	[ "$sfd1" -eq "$sfd0" ] || fail "supervisor fds $sfd0 -> $sfd1"
+	[ "$(ls /run/rblk/ublkb*.json /run/rblk/rblk-initiator.*.log | wc -l)" -eq 2 ] || fail "run dir: $(ls /run/rblk)"
+	jq -e '.recoveries == 20' "/run/rblk/ublkb$id.json" >/dev/null ||
+		fail "recoveries $(jq .recoveries /run/rblk/ublkb$id.json), want 20"
+	wait_until 60 eval '[ "$(tgt_fds)" -le "$tfd0" ]' ||
+		fail "target holds $(tgt_fds) fds, $tfd0 before the kills"
+	tfd1=$(tgt_fds)
+	log "after 20 kills: /dev/ublkb$id, 1 ublkc, 1 server, supervisor fds $sfd0 -> $sfd1, target fds $tfd0 -> $tfd1"
+	detach "$DEV"
+	no_leftovers
+}
+
+# The supervisor dies with its server (both kill -9, as an OOM kill of the
+# session might): `rblkctl recover` brings back a server and a new
+# supervisor, which then recovers the next crash on its own.
+case_recovery_supervisor_killed() {
+	local pid sup sup2 pid2
+	case_setup
+	need_cmd jq
+	start_tgt
+	attach --queues 1
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	dd if=data of="$DEV" bs=64k oflag=direct status=none || fail "write failed"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	sup=$(jq -r .supervisor "/run/rblk/$(basename "$DEV").json")
+	kill -9 "$sup" "$pid"
+	wait_until 20 eval "\"$CTL\" list | grep -q ' quiesced '" || { "$CTL" list; fail "list does not say quiesced"; }
+	timeout 90 "$CTL" recover "$DEV" >recover.out 2>&1 || { cat recover.out; show_logs; fail "rblkctl recover failed"; }
+	pid2=$(state_pid "$DEV")
+	sup2=$(jq -r .supervisor "/run/rblk/$(basename "$DEV").json")
+	[ "$sup2" != "$sup" ] && kill -0 "$sup2" 2>/dev/null || fail "no new supervisor (was $sup, now $sup2)"
+	kill -9 "$pid2"
+	wait_served "$DEV" "$pid2" 60 || { show_logs; fail "the new supervisor did not recover the next crash"; }
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data || fail "data differs after two recoveries"
+	log "supervisor $sup killed with server $pid; recover started supervisor $sup2, which recovered server $pid2's crash; data intact"
+	detach "$DEV"
+	no_leftovers
+}
+
+# The target is down when the server dies: recovery attempts fail (connect
+# refused) and are retried with back-off; the device stays quiesced with
+# its I/O waiting, and is taken over once the target is back.
+case_recovery_target_down() {
+	local pid fpid rc
+	case_setup
+	need_cmd jq
+	start_tgt
+	attach --queues 1
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	dmesg -C
+	stop_tgt KILL
+	kill -9 "$pid"
+	dd if=data of="$DEV" bs=64k oflag=direct status=none &
+	fpid=$!
+	nap 8
+	"$CTL" list | tee list.out
+	grep -q " quiesced " list.out || fail "list does not say quiesced"
+	grep -c "recovery attempt .* failed" /run/rblk/rblk-initiator.*.log | tail -n 1
+	grep -q "recovery attempt 1 failed" /run/rblk/rblk-initiator.*.log || { show_logs; fail "no failed recovery attempt logged"; }
+	kill -0 "$fpid" 2>/dev/null || fail "the write did not wait for a server"
+	start_tgt 256M keep
+	wait_served "$DEV" "$pid" 60 || { show_logs; fail "not recovered within 60 s of the target's return"; }
+	wait "$fpid"; rc=$?
+	[ $rc -eq 0 ] || fail "the waiting write failed: rc $rc"
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data || fail "data differs"
+	grep -h "recovery attempt\|recovered by" /run/rblk/rblk-initiator.*.log | cut -c1-160
+	kernel_io_errors
+	detach "$DEV"
+	no_leftovers
+}
+
+# `rblkctl attach --foreground` (what rblk-attach@.service runs) is the
+# supervisor itself: it prints the device, recovers a killed server, and
+# SIGTERM (systemctl stop) detaches and ends it with status 0.
+case_recovery_foreground() {
+	local fg pid rc
+	case_setup
+	need_cmd jq
+	start_tgt
+	"$CTL" attach --foreground --target "$ADDR:$PORT" --volume vol0 --transport "$TRANSPORT" \
+		--queues 1 >fg.out 2>fg.err &
+	fg=$!
+	wait_until 90 grep -q '^/dev/ublkb' fg.out || { cat fg.err; fail "attach --foreground printed no device"; }
+	DEV=$(head -n 1 fg.out)
+	wait_until 10 test -b "$DEV" || fail "$DEV missing"
+	[ "$(jq -r .supervisor "/run/rblk/$(basename "$DEV").json")" = "$fg" ] ||
+		fail "the state file does not name the foreground process as supervisor"
+	dd if=/dev/urandom of=data bs=64k count=16 status=none
+	dd if=data of="$DEV" bs=64k oflag=direct status=none || fail "write failed"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	kill -9 "$pid"
+	wait_served "$DEV" "$pid" 60 || { cat fg.err; fail "the foreground supervisor did not recover the crash"; }
+	cmp <(dd if="$DEV" bs=64k count=16 iflag=direct status=none) data || fail "data differs after recovery"
+	kill -TERM "$fg"
+	wait "$fg"; rc=$?
+	[ $rc -eq 0 ] || { cat fg.err; fail "attach --foreground exited $rc after SIGTERM"; }
+	[ ! -e "$DEV" ] || fail "$DEV still there after SIGTERM"
+	no_leftovers
+	grep -h "supervise" fg.err | cut -c1-140
+	log "foreground supervisor $fg: recovered server $pid's crash, SIGTERM detached, exit 0"
+}
+
+# detach of a quiesced device (--recovery manual, server killed, nobody
+# recovered it): the device is removed, the I/O waiting on it fails
+# instead of hanging, nothing is left.
+case_recovery_detach_quiesced() {
+	local pid wpid rc
+	case_setup
+	start_tgt
+	attach --queues 1 --recovery manual
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	kill -9 "$pid"
+	wait_until 20 eval "\"$CTL\" list | grep -q ' quiesced '" || { "$CTL" list; fail "list does not say quiesced"; }
+	dd if=/dev/urandom of="$DEV" bs=64k count=16 oflag=direct status=none 2>dd.err &
+	wpid=$!
+	nap 2
+	kill -0 "$wpid" 2>/dev/null || fail "the write did not wait on the quiesced device"
+	timeout 60 "$CTL" detach "$DEV" || fail "detach of a quiesced device failed"
+	wait_until 30 eval "! kill -0 $wpid 2>/dev/null" || fail "the waiting write still hangs after detach"
+	wait "$wpid"; rc=$?
+	[ $rc -ne 0 ] || fail "the waiting write succeeded on a removed device"
+	no_leftovers
+	log "detach of the quiesced device: removed, the waiting write failed (rc $rc: $(head -c 80 dd.err))"
 }
 
 run_case -t 120 attach-rdma case_attach_rdma
@@ -467,4 +773,11 @@ run_case -t 240 durability-counters case_durability_counters
 run_case -t 120 detach-inflight case_detach_inflight
 run_case -t 120 detach-stalled-target case_detach_stalled_target
 run_case -t 120 initiator-killed case_initiator_killed
+run_case -t 300 recovery-auto case_recovery_auto
+run_case -t 300 recovery-manual case_recovery_manual
+run_case -t 600 recovery-kill-20 case_recovery_kill_20
+run_case -t 180 recovery-supervisor-killed case_recovery_supervisor_killed
+run_case -t 180 recovery-target-down case_recovery_target_down
+run_case -t 180 recovery-foreground case_recovery_foreground
+run_case -t 120 recovery-detach-quiesced case_recovery_detach_quiesced
 cases_done
