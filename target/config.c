@@ -35,6 +35,10 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
 	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
 	cfg->login_timeout = TGT_CFG_DEFAULT_LOGIN_TIMEOUT;
+	cfg->idle_timeout = TGT_CFG_DEFAULT_IDLE_TIMEOUT;
+	cfg->data_timeout = TGT_CFG_DEFAULT_DATA_TIMEOUT;
+	cfg->max_conns = TGT_CFG_DEFAULT_MAX_CONNS;
+	cfg->max_conns_host = TGT_CFG_DEFAULT_MAX_CONNS_HOST;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -216,7 +220,8 @@ static int parse_listen_tcp(struct parser *p, char *v)
 enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
-	K_RDMA_POLL,
+	K_RDMA_POLL, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
+	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB,
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
@@ -230,6 +235,11 @@ static const char *const target_keys[] = {
 	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
 	[K_LOGIN_TIMEOUT] = "login_timeout",
 	[K_RDMA_POLL] = "rdma_poll",
+	[K_IDLE_TIMEOUT] = "idle_timeout", [K_DATA_TIMEOUT] = "data_timeout",
+	[K_MAX_CONNS] = "max_connections",
+	[K_MAX_CONNS_HOST] = "max_connections_per_host",
+	[K_CONN_BUFFER_MB] = "conn_buffer_mb",
+	[K_HOST_BUFFER_MB] = "host_buffer_mb",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -354,6 +364,38 @@ static int target_key(struct parser *p, int k, char *v)
 		if (strcmp(v, "event") && strcmp(v, "busy"))
 			return perr(p, "field 'rdma_poll': '%s' is not event|busy", v);
 		cfg->rdma_busy_poll = !strcmp(v, "busy");
+		return 0;
+	case K_IDLE_TIMEOUT:
+		if (parse_uint(v, 86400, &u))
+			return perr(p, "field 'idle_timeout': '%s' is not a number of seconds 0..86400 (0 = none)", v);
+		cfg->idle_timeout = u;
+		return 0;
+	case K_DATA_TIMEOUT:
+		if (parse_uint(v, 3600, &u))
+			return perr(p, "field 'data_timeout': '%s' is not a number of seconds 0..3600 (0 = none)", v);
+		cfg->data_timeout = u;
+		return 0;
+	case K_MAX_CONNS:
+		if (parse_uint(v, TGT_CFG_MAX_CONNS, &u) || u == 0)
+			return perr(p, "field 'max_connections': '%s' is not a number 1..%u",
+				    v, TGT_CFG_MAX_CONNS);
+		cfg->max_conns = u;
+		return 0;
+	case K_MAX_CONNS_HOST:
+		if (parse_uint(v, TGT_CFG_MAX_CONNS, &u) || u == 0)
+			return perr(p, "field 'max_connections_per_host': '%s' is not a number 1..%u",
+				    v, TGT_CFG_MAX_CONNS);
+		cfg->max_conns_host = u;
+		return 0;
+	case K_CONN_BUFFER_MB:
+	case K_HOST_BUFFER_MB:
+		if (parse_uint(v, 65536, &u))
+			return perr(p, "field '%s': '%s' is not a number 0..65536 (0 = automatic)",
+				    target_keys[k], v);
+		if (k == K_CONN_BUFFER_MB)
+			cfg->conn_buffer_mb = u;
+		else
+			cfg->host_buffer_mb = u;
 		return 0;
 	}
 	return 0;
@@ -695,6 +737,18 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
 	if (cfg->rdma_busy_poll)
 		sb_printf(&b, "rdma_poll = busy\n");
+	if (cfg->idle_timeout != TGT_CFG_DEFAULT_IDLE_TIMEOUT)
+		sb_printf(&b, "idle_timeout = %u\n", cfg->idle_timeout);
+	if (cfg->data_timeout != TGT_CFG_DEFAULT_DATA_TIMEOUT)
+		sb_printf(&b, "data_timeout = %u\n", cfg->data_timeout);
+	if (cfg->max_conns != TGT_CFG_DEFAULT_MAX_CONNS)
+		sb_printf(&b, "max_connections = %u\n", cfg->max_conns);
+	if (cfg->max_conns_host != TGT_CFG_DEFAULT_MAX_CONNS_HOST)
+		sb_printf(&b, "max_connections_per_host = %u\n", cfg->max_conns_host);
+	if (cfg->conn_buffer_mb)
+		sb_printf(&b, "conn_buffer_mb = %u\n", cfg->conn_buffer_mb);
+	if (cfg->host_buffer_mb)
+		sb_printf(&b, "host_buffer_mb = %u\n", cfg->host_buffer_mb);
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 
