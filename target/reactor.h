@@ -49,6 +49,9 @@ struct tgt_reactor_params {
 	/* Called every loop turn while stopping; returns true while there is
 	 * still something to drain. */
 	bool (*busy)(struct tgt_reactor *r);
+	/* Optional: called on the reactor thread about once a second (one
+	 * timeout SQE, re-armed when it fires), for connection timers. */
+	void (*tick)(struct tgt_reactor *r);
 	void *priv;
 };
 
@@ -106,6 +109,10 @@ struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r);
 
 /* Head of the list of connections this reactor owns (conn.c links it). */
 struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r);
+
+/* CLOCK_MONOTONIC seconds as of the last tick (or start): a coarse clock
+ * for timeouts, free to read on the I/O path. */
+uint64_t tgt_reactor_now_s(const struct tgt_reactor *r);
 
 unsigned tgt_reactor_id(const struct tgt_reactor *r);
 void *tgt_reactor_priv(const struct tgt_reactor *r);
