@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,7 +29,8 @@
 #define TCP_RBUF_SIZE	(128u << 10)
 #define TCP_MAX_CTRL_PDU 4096		/* LOGIN, DISCOVER: small fixed PDUs */
 #define TCP_IOV_MAX	64
-#define TCP_CTRL_LIMIT	(1u << 20)	/* queued control bytes before we stop reading */
+#define TCP_CTRL_LIMIT	(256u << 10)	/* queued control bytes before we stop reading */
+#define TCP_DATA_MIN	(64u << 10)	/* first chunk of a WRITE payload, at least */
 
 struct tgt_listener {
 	struct tgt_server *srv;
@@ -268,6 +271,35 @@ static void framing_error(struct tcp_conn *tc, const char *what, int st,
 	tgt_conn_fatal(&tc->c, st, type, NULL);
 }
 
+/*
+ * Room in the WRITE's chunk for want bytes of payload.  The chunk grows
+ * with what has arrived: what is buffered plus what the socket holds
+ * (SIOCINQ), at least doubling, so a client that streams its payload gets
+ * the whole chunk at once and one that trickles holds about what it sent.
+ * false: paused for memory (conn.c resumes us), or closing.
+ */
+static bool data_room(struct tcp_conn *tc, uint32_t want)
+{
+	struct tgt_req *req = tc->data_req;
+	int inq = 0;
+
+	if (req->buf && req->buf_cap >= want)
+		return true;
+	if (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading)
+		return false;	/* settle() drops it */
+	if (ioctl(tc->fd, SIOCINQ, &inq) == 0 && inq > 0)
+		want += (uint32_t)inq < tc->data_need ? (uint32_t)inq : tc->data_need;
+	if (want < 2 * req->buf_cap)
+		want = 2 * req->buf_cap;
+	if (want < TCP_DATA_MIN)
+		want = TCP_DATA_MIN;
+	if (tgt_req_data_room(req, tc->data_got, want)) {
+		tc->paused = true;
+		return false;
+	}
+	return true;
+}
+
 /* Hands the finished WRITE payload to conn.c. */
 static void data_finished(struct tcp_conn *tc, int err)
 {
@@ -290,6 +322,10 @@ static void parse(struct tcp_conn *tc)
 
 			if (n > avail)
 				n = avail;
+			if (!n)
+				return;	/* data_need > data_got: more to come */
+			if (!data_room(tc, tc->data_got + n))
+				return;
 			memcpy((uint8_t *)tc->data_req->buf + tc->data_got, p, n);
 			tc->data_got += n;
 			tc->rhead += n;
@@ -411,11 +447,15 @@ static void post_recv(struct tcp_conn *tc)
 	if (tc->recv_busy || tc->rd_closed || tc->paused ||
 	    (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading))
 		return;
-	if (tc->data_req && tc->rhead == tc->rtail) {
-		/* Payload goes straight into the request's pool buffer. */
+	if (tc->data_req && tc->rhead == tc->rtail &&
+	    tc->data_req->buf_cap > tc->data_got) {
+		/* Payload goes straight into the request's pool chunk, as
+		 * far as it has room (data_room grows it once bytes come). */
 		tc->rhead = tc->rtail = 0;
 		dst = (uint8_t *)tc->data_req->buf + tc->data_got;
-		len = tc->data_need - tc->data_got;
+		len = tc->data_req->buf_cap - tc->data_got;
+		if (len > tc->data_need - tc->data_got)
+			len = tc->data_need - tc->data_got;
 		tc->data_direct = true;
 	} else {
 		if (tc->rhead == tc->rtail) {
@@ -696,7 +736,7 @@ static void tcp_free(struct tgt_conn *c)
 
 const struct tgt_transport_ops tgt_transport_tcp = {
 	.name = "tcp",
-	.flags = TGT_TP_F_INBAND_DATA,
+	.flags = TGT_TP_F_INBAND_DATA | TGT_TP_F_GROW_DATA,
 	.listen = tcp_listen,
 	.listener_fd = tcp_listener_fd,
 	.accept = tcp_accept,
