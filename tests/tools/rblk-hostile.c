@@ -9,6 +9,14 @@
  *                [--idle SECONDS]   (idle-no-login: how long to wait)
  *                [--offset BYTES]   (io-error: where a fault volume fails;
  *                                    not part of "all"/"list")
+ *                [--conns N]        (no-read, silent-write: connections)
+ *                [--bind ADDR]      (connect from this local address)
+ *
+ * Two attacks are not part of "all": they hold their connections for
+ * --idle seconds while the caller measures what a bystander still gets.
+ *   no-read       N sessions each send 32 READs of 1 MiB and never read
+ *   silent-write  N sessions each send a WRITE announcing 1 MiB and 1 byte
+ * Each reports how many of its connections the target closed, and when.
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -18,6 +26,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,7 +43,9 @@ static const char *g_host, *g_port, *g_vol;
 static unsigned g_garbage_bytes = 4096;
 static unsigned g_seed = 1;
 static unsigned g_idle = 15;
-static uint64_t g_offset;	/* io-error: where the store fails */	/* seconds the target may take to drop an idle opening */
+static uint64_t g_offset;	/* io-error: where the store fails */
+static unsigned g_conns;	/* no-read, silent-write: 0 = their default */
+static const char *g_bind;	/* local address to connect from */	/* seconds the target may take to drop an idle opening */
 
 /* ---- socket helpers ------------------------------------------------- */
 
@@ -46,6 +57,15 @@ static int dial(void)
 	if (getaddrinfo(g_host, g_port, &hints, &res))
 		return -1;
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && g_bind && res->ai_family == AF_INET) {
+		struct sockaddr_in src = { .sin_family = AF_INET };
+
+		if (inet_pton(AF_INET, g_bind, &src.sin_addr) != 1 ||
+		    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
 		close(fd);
 		fd = -1;
@@ -134,7 +154,7 @@ static int login(int fd, const char *vol, unsigned depth,
 	return rblk_decode_login_rsp(buf, sizeof(buf), rsp) == RBLK_S_OK ? 0 : -1;
 }
 
-static int dial_login(struct rblk_login_rsp *rsp)
+static int dial_login_depth(unsigned depth, struct rblk_login_rsp *rsp)
 {
 	int fd = dial();
 
@@ -142,12 +162,17 @@ static int dial_login(struct rblk_login_rsp *rsp)
 		printf("  cannot connect\n");
 		return -1;
 	}
-	if (login(fd, g_vol, 8, rsp) || rsp->status != RBLK_S_OK) {
+	if (login(fd, g_vol, depth, rsp) || rsp->status != RBLK_S_OK) {
 		printf("  LOGIN to %s failed\n", g_vol);
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int dial_login(struct rblk_login_rsp *rsp)
+{
+	return dial_login_depth(8, rsp);
 }
 
 static size_t make_cmd(void *buf, uint8_t op, uint8_t flags, uint32_t tag,
@@ -1046,6 +1071,111 @@ static bool case_unaligned(void)
 	return ok;
 }
 
+/*
+ * Holds fds for g_idle seconds without reading a byte and reports which
+ * ones the target closed (POLLRDHUP sees the FIN behind unread data) and
+ * after how long.  Returns how many were closed.
+ */
+static unsigned hold_unread(int *fds, unsigned n)
+{
+	struct pollfd *p = calloc(n, sizeof(*p));
+	struct timespec t0, t;
+	unsigned closed = 0;
+	double first = -1, last = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; i < n; i++) {
+		p[i].fd = fds[i];
+		p[i].events = POLLRDHUP;
+	}
+	for (;;) {
+		double el;
+		int left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+		left = (int)((g_idle - el) * 1000);
+		if (closed == n || left <= 0)
+			break;
+		if (poll(p, n, left > 200 ? 200 : left) < 0 && errno != EINTR)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+				continue;
+			p[i].fd = -1;	/* poll ignores it from now on */
+			closed++;
+			if (first < 0)
+				first = el;
+			last = el;
+		}
+	}
+	printf("  %u of %u connection(s) closed by the target", closed, n);
+	if (closed)
+		printf(" (first after %.1f s, last after %.1f s)", first, last);
+	printf("\n");
+	free(p);
+	return closed;
+}
+
+/* Sessions that send 32 READs of 1 MiB each and never read an answer. */
+static bool case_no_read(void)
+{
+	unsigned n = g_conns ? g_conns : 4, sent = 0;
+	int *fds = calloc(n, sizeof(*fds));
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login_depth(32, &lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+		for (uint32_t tag = 0; tag < lr.queue_depth && tag < 32; tag++) {
+			uint64_t off = ((uint64_t)(i * 32 + tag) << 20) % lr.size;
+
+			make_cmd(cmd, RBLK_OP_READ, 0, tag, off, 1u << 20, 0);
+			if (send_all(fds[i], cmd, sizeof(cmd)))
+				break;
+			sent++;
+		}
+	}
+	printf("  %u session(s), %u READs of 1 MiB sent; never reading\n", n, sent);
+	fflush(stdout);
+	hold_unread(fds, n);
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return n > 0;
+}
+
+/* Sessions that each announce a 1 MiB WRITE and send 1 byte of it. */
+static bool case_silent_write(void)
+{
+	unsigned n = g_conns ? g_conns : 32;
+	int *fds = calloc(n, sizeof(*fds));
+	struct rblk_login_rsp lr;
+	uint8_t pdu[65];
+
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login(&lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, lr.size / 2, 1u << 20, 1u << 20);
+		pdu[64] = 0xee;
+		send_all(fds[i], pdu, sizeof(pdu));	/* 65 bytes of 1 MiB + 64 */
+	}
+	printf("  %u session(s), each a WRITE of 1 MiB with 1 byte sent\n", n);
+	fflush(stdout);
+	hold_unread(fds, n);
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return n > 0;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -1085,6 +1215,8 @@ static const struct hcase cases[] = {
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
+	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
+	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
 };
 
 static bool run_case(const struct hcase *c)
@@ -1132,6 +1264,10 @@ int main(int argc, char **argv)
 			g_offset = strtoull(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--idle"))
 			g_idle = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--conns"))
+			g_conns = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--bind"))
+			g_bind = argv[i + 1];
 	}
 	if (!g_garbage_bytes)
 		g_garbage_bytes = 1;
