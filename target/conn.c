@@ -800,13 +800,15 @@ bool tgt_conns_busy(struct tgt_reactor *r)
  * table and whatever chunks its unread answers pin for good.  A
  * connection waiting for memory while holding none is a victim, not idle.
  * A WRITE whose payload has not all arrived within data_timeout of its
- * capsule closes the connection.
+ * capsule closes the connection.  The clock is the reactor's coarse one
+ * (1 s steps), and "more than" the timeout never closes early: both fire
+ * between the timeout and 2 s after it.
  */
 static bool payload_late(struct tgt_conn *c, uint64_t now, unsigned tmo)
 {
 	for (unsigned i = 0; i < c->depth; i++)
 		if (c->reqs[i].busy && c->reqs[i].fetching &&
-		    now - c->reqs[i].fetch_s >= tmo)
+		    now - c->reqs[i].fetch_s > tmo)
 			return true;
 	return false;
 }
@@ -828,8 +830,8 @@ void tgt_conns_tick(struct tgt_reactor *r)
 				 cfg->data_timeout);
 			tgt_conn_close(c, true, why);
 		} else if (c->state == TGT_CONN_LIVE && cfg->idle_timeout &&
-			   now - c->last_rx_s >= cfg->idle_timeout &&
-			   now - c->last_tx_s >= cfg->idle_timeout &&
+			   now - c->last_rx_s > cfg->idle_timeout &&
+			   now - c->last_tx_s > cfg->idle_timeout &&
 			   !c->ndisk && !(c->bufwait && !c->buf_bytes)) {
 			snprintf(why, sizeof(why),
 				 "idle for %u s: no command or KEEPALIVE (idle_timeout)",

@@ -699,8 +699,14 @@ static void tcp_shutdown(struct tgt_conn *c, bool force)
 	struct io_uring_sqe *sqe;
 
 	if (force) {
+		/* Dropped, not closed: the close resets the connection, so
+		 * answers a peer never read are not kept queued in the
+		 * kernel behind a zero window (nor the FIN behind them). */
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
 		tc->drain_reading = false;
 		tc->wr_dead = true;
+		setsockopt(tc->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		shutdown(tc->fd, SHUT_RDWR);
 		if (tc->recv_busy) {
 			sqe = tgt_reactor_sqe(c->r);
