@@ -16,6 +16,8 @@
  * --idle seconds while the caller measures what a bystander still gets.
  *   no-read       N sessions each send 32 READs of 1 MiB and never read
  *   silent-write  N sessions each send a WRITE announcing 1 MiB and 1 byte
+ *   write-no-read N sessions each send 32 WRITEs of 1 MiB with their data
+ *                 (as far as the target takes it) and never read
  * Each reports how many of its connections the target closed, and when.
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
@@ -1149,6 +1151,65 @@ static bool case_no_read(void)
 	return n > 0;
 }
 
+/* Sessions that send 32 WRITEs of 1 MiB (data and all, as far as the
+ * target reads it within a second) and never read an answer. */
+static bool case_write_no_read(void)
+{
+	const uint32_t len = 1u << 20;
+	unsigned n = g_conns ? g_conns : 16;
+	int *fds = calloc(n, sizeof(*fds));
+	size_t pdu_len = 64 + len, *off = calloc(n, sizeof(*off)), total = 0;
+	uint8_t *pdu = malloc(pdu_len);
+	struct rblk_login_rsp lr;
+	struct timespec t0, t;
+
+	memset(pdu, 0xab, pdu_len);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login_depth(32, &lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+	}
+	/* Round robin, never blocking: off[i] counts bytes of 32 PDUs. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		bool moved = false;
+
+		for (unsigned i = 0; i < n; i++) {
+			size_t in_pdu = off[i] % pdu_len;
+			uint32_t tag = off[i] / pdu_len;
+			ssize_t k;
+
+			if (tag >= 32 || tag >= lr.queue_depth)
+				continue;
+			if (!in_pdu)
+				make_cmd(pdu, RBLK_OP_WRITE, 0, tag,
+					 ((uint64_t)tag << 20) % lr.size, len, len);
+			k = send(fds[i], pdu + in_pdu, pdu_len - in_pdu,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (k > 0) {
+				off[i] += k;
+				total += k;
+				moved = true;
+			}
+		}
+		if (!moved)
+			usleep(10000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	printf("  %u session(s), %zu MiB of 1 MiB WRITEs sent; never reading\n",
+	       n, total >> 20);
+	fflush(stdout);
+	hold_unread(fds, n);
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	free(off);
+	free(pdu);
+	return n > 0;
+}
+
 /* Sessions that each announce a 1 MiB WRITE and send 1 byte of it. */
 static bool case_silent_write(void)
 {
@@ -1217,6 +1278,7 @@ static const struct hcase cases[] = {
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
 	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
+	{ .name = "write-no-read", .fn = case_write_no_read, .not_in_all = true },
 };
 
 static bool run_case(const struct hcase *c)
