@@ -308,6 +308,19 @@ static int key_index(const char *const *keys, unsigned n, const char *k)
 	return -1;
 }
 
+/* A [target] number key in min..max; note follows the range in a refusal. */
+static int uint_key(struct parser *p, int k, const char *v, unsigned min,
+		    unsigned max, const char *note, unsigned *out)
+{
+	unsigned u;
+
+	if (parse_uint(v, max, &u) || u < min)
+		return perr(p, "field '%s': '%s' is not a number %u..%u%s",
+			    target_keys[k], v, min, max, note);
+	*out = u;
+	return 0;
+}
+
 static int target_key(struct parser *p, int k, char *v)
 {
 	struct tgt_config *cfg = p->cfg;
@@ -366,37 +379,17 @@ static int target_key(struct parser *p, int k, char *v)
 		cfg->rdma_busy_poll = !strcmp(v, "busy");
 		return 0;
 	case K_IDLE_TIMEOUT:
-		if (parse_uint(v, 86400, &u))
-			return perr(p, "field 'idle_timeout': '%s' is not a number of seconds 0..86400 (0 = none)", v);
-		cfg->idle_timeout = u;
-		return 0;
+		return uint_key(p, k, v, 0, 86400, " (seconds, 0 = none)", &cfg->idle_timeout);
 	case K_DATA_TIMEOUT:
-		if (parse_uint(v, 3600, &u))
-			return perr(p, "field 'data_timeout': '%s' is not a number of seconds 0..3600 (0 = none)", v);
-		cfg->data_timeout = u;
-		return 0;
+		return uint_key(p, k, v, 0, 3600, " (seconds, 0 = none)", &cfg->data_timeout);
 	case K_MAX_CONNS:
-		if (parse_uint(v, TGT_CFG_MAX_CONNS, &u) || u == 0)
-			return perr(p, "field 'max_connections': '%s' is not a number 1..%u",
-				    v, TGT_CFG_MAX_CONNS);
-		cfg->max_conns = u;
-		return 0;
+		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns);
 	case K_MAX_CONNS_HOST:
-		if (parse_uint(v, TGT_CFG_MAX_CONNS, &u) || u == 0)
-			return perr(p, "field 'max_connections_per_host': '%s' is not a number 1..%u",
-				    v, TGT_CFG_MAX_CONNS);
-		cfg->max_conns_host = u;
-		return 0;
+		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns_host);
 	case K_CONN_BUFFER_MB:
+		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->conn_buffer_mb);
 	case K_HOST_BUFFER_MB:
-		if (parse_uint(v, 65536, &u))
-			return perr(p, "field '%s': '%s' is not a number 0..65536 (0 = automatic)",
-				    target_keys[k], v);
-		if (k == K_CONN_BUFFER_MB)
-			cfg->conn_buffer_mb = u;
-		else
-			cfg->host_buffer_mb = u;
-		return 0;
+		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->host_buffer_mb);
 	}
 	return 0;
 }

@@ -1119,6 +1119,13 @@ static unsigned hold_unread(int *fds, unsigned n)
 	return closed;
 }
 
+static void close_all(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
 /* Sessions that send 32 READs of 1 MiB each and never read an answer. */
 static bool case_no_read(void)
 {
@@ -1145,9 +1152,7 @@ static bool case_no_read(void)
 	printf("  %u session(s), %u READs of 1 MiB sent; never reading\n", n, sent);
 	fflush(stdout);
 	hold_unread(fds, n);
-	for (unsigned i = 0; i < n; i++)
-		close(fds[i]);
-	free(fds);
+	close_all(fds, n);
 	return n > 0;
 }
 
@@ -1202,9 +1207,7 @@ static bool case_write_no_read(void)
 	       n, total >> 20);
 	fflush(stdout);
 	hold_unread(fds, n);
-	for (unsigned i = 0; i < n; i++)
-		close(fds[i]);
-	free(fds);
+	close_all(fds, n);
 	free(off);
 	free(pdu);
 	return n > 0;
@@ -1231,9 +1234,7 @@ static bool case_silent_write(void)
 	printf("  %u session(s), each a WRITE of 1 MiB with 1 byte sent\n", n);
 	fflush(stdout);
 	hold_unread(fds, n);
-	for (unsigned i = 0; i < n; i++)
-		close(fds[i]);
-	free(fds);
+	close_all(fds, n);
 	return n > 0;
 }
 
