@@ -181,7 +181,7 @@ case_timers() {
 	case $over in "ERR errno=12 "*) ;; *) fail "over the per-host limit: want ERR errno=12 (NO_RESOURCES), got: $over" ;; esac
 	case $other in OK*) ;; *) fail "another host was refused: $other" ;; esac
 	grep -q 'max_connections_per_host reached' "$T/target.log" || fail "no log line for the refused connection"
-	echo "note: per-host limit: 8 sessions, then NO_RESOURCES; another host logs in"
+	echo "note: per-host limit: 8 sessions, then: $over; another host logs in"
 	stop_target TERM
 	[ "$TARGET_RC" -eq 0 ] || fail "target exit $TARGET_RC after SIGTERM"
 	target_log_clean
