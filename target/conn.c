@@ -137,7 +137,7 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	c->next = *list;
 	*list = c;
 	atomic_fetch_add(&srv->conns_open, 1);
-	c->last_rx_s = c->last_tx_s = tgt_reactor_now_s(r);
+	c->last_rx_ms = c->last_tx_ms = tgt_reactor_now_ms(r);
 	if (srv->hosts) {
 		/* Over a limit: told at its first PDU (so that the client
 		 * reads a status, not just a close), and the login timer
@@ -180,6 +180,10 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	c->state = TGT_CONN_CLOSING;
 	c->force_closed = force;
 	login_timer_cancel(c);
+	/* Waiting for a chunk holds a reference: let it go now rather than
+	 * at the next free on this reactor, which may be long. */
+	if (c->bufwait)
+		tgt_reactor_wake_buffer_waiters(c->r);
 	c->ops->shutdown(c, force);
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
 }
@@ -278,7 +282,7 @@ void tgt_req_sent(struct tgt_req *req, int err)
 	req->buf = NULL;
 	req->buf_cap = 0;
 	req->busy = false;
-	c->last_tx_s = tgt_reactor_now_s(c->r);
+	c->last_tx_ms = tgt_reactor_now_ms(c->r);
 	c->nbusy--;
 	tgt_conn_put(c);
 }
@@ -535,7 +539,7 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		int ret;
 
 		req->fetching = true;
-		req->fetch_s = tgt_reactor_now_s(c->r);
+		req->fetch_ms = tgt_reactor_now_ms(c->r);
 		c->nfetch++;
 		ret = c->ops->fetch_data(req);
 		if (ret) {
@@ -725,7 +729,7 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 
 	if (c->state == TGT_CONN_CLOSING && !c->draining)
 		return -ECONNABORTED;
-	c->last_rx_s = tgt_reactor_now_s(c->r);
+	c->last_rx_ms = tgt_reactor_now_ms(c->r);
 	if (c->refused && c->state == TGT_CONN_NEW) {
 		/* Over max_connections(_per_host): the client reads why. */
 		tgt_conn_fatal(c, RBLK_S_NO_RESOURCES, type,
@@ -800,15 +804,14 @@ bool tgt_conns_busy(struct tgt_reactor *r)
  * table and whatever chunks its unread answers pin for good.  A
  * connection waiting for memory while holding none is a victim, not idle.
  * A WRITE whose payload has not all arrived within data_timeout of its
- * capsule closes the connection.  The clock is the reactor's coarse one
- * (1 s steps), and "more than" the timeout never closes early: both fire
- * between the timeout and 2 s after it.
+ * capsule closes the connection.  Checked on the 1 Hz tick against the
+ * reactor's per-turn clock: both fire between the timeout and 1 s after.
  */
-static bool payload_late(struct tgt_conn *c, uint64_t now, unsigned tmo)
+static bool payload_late(struct tgt_conn *c, uint64_t now, uint64_t tmo_ms)
 {
 	for (unsigned i = 0; i < c->depth; i++)
 		if (c->reqs[i].busy && c->reqs[i].fetching &&
-		    now - c->reqs[i].fetch_s > tmo)
+		    now - c->reqs[i].fetch_ms >= tmo_ms)
 			return true;
 	return false;
 }
@@ -816,7 +819,7 @@ static bool payload_late(struct tgt_conn *c, uint64_t now, unsigned tmo)
 void tgt_conns_tick(struct tgt_reactor *r)
 {
 	struct tgt_conn *c, *next;
-	uint64_t now = tgt_reactor_now_s(r);
+	uint64_t now = tgt_reactor_now_ms(r);
 
 	for (c = *tgt_reactor_conn_list(r); c; c = next) {
 		const struct tgt_config *cfg = &c->srv->cfg;
@@ -824,14 +827,14 @@ void tgt_conns_tick(struct tgt_reactor *r)
 
 		tgt_conn_get(c);
 		if (c->state == TGT_CONN_LIVE && cfg->data_timeout && c->nfetch &&
-		    payload_late(c, now, cfg->data_timeout)) {
+		    payload_late(c, now, cfg->data_timeout * 1000ull)) {
 			snprintf(why, sizeof(why),
 				 "WRITE payload not received within %u s (data_timeout)",
 				 cfg->data_timeout);
 			tgt_conn_close(c, true, why);
 		} else if (c->state == TGT_CONN_LIVE && cfg->idle_timeout &&
-			   now - c->last_rx_s > cfg->idle_timeout &&
-			   now - c->last_tx_s > cfg->idle_timeout &&
+			   now - c->last_rx_ms >= cfg->idle_timeout * 1000ull &&
+			   now - c->last_tx_ms >= cfg->idle_timeout * 1000ull &&
 			   !c->ndisk && !(c->bufwait && !c->buf_bytes)) {
 			snprintf(why, sizeof(why),
 				 "idle for %u s: no command or KEEPALIVE (idle_timeout)",

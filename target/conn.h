@@ -39,7 +39,7 @@ struct tgt_req {
 	void    *buf;			/* pool chunk for READ/WRITE, or NULL */
 	uint32_t buf_cap;		/* its size: what the caps are charged */
 	bool     fetching;		/* WRITE payload on its way (fetch_data) */
-	uint64_t fetch_s;		/* since (reactor clock), for data_timeout */
+	uint64_t fetch_ms;		/* since (reactor clock), for data_timeout */
 	uint64_t start_ns;
 	uint8_t  rsp[sizeof(struct rblk_wire_rsp)];
 	uint32_t rsp_len;
@@ -74,7 +74,7 @@ struct tgt_conn {
 	size_t   buf_bytes;		/* pool bytes (chunk sizes) this connection holds */
 	struct tgt_host *phost;		/* its peer address's counts (hosts.h) */
 	int      refused;		/* over a connection limit: -ENFILE / -EMFILE */
-	uint64_t last_rx_s, last_tx_s;	/* last PDU in, last reply out (reactor clock) */
+	uint64_t last_rx_ms, last_tx_ms; /* last PDU in, last reply out (reactor clock) */
 	struct rblk_cmd_limits lim;
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;

@@ -287,7 +287,8 @@ static bool data_room(struct tcp_conn *tc, uint32_t want)
 		return true;
 	if (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading)
 		return false;	/* settle() drops it */
-	if (ioctl(tc->fd, SIOCINQ, &inq) == 0 && inq > 0)
+	/* All of it buffered already (every small WRITE): no syscall. */
+	if (want < tc->data_need && ioctl(tc->fd, SIOCINQ, &inq) == 0 && inq > 0)
 		want += (uint32_t)inq < tc->data_need ? (uint32_t)inq : tc->data_need;
 	if (want < 2 * req->buf_cap)
 		want = 2 * req->buf_cap;

@@ -133,7 +133,7 @@ case_timers() {
 	sed -i 's/^\[target\]$/[target]\nidle_timeout = 3\ndata_timeout = 3\nmax_connections_per_host = 8/' "$CONF"
 	: >"$T/target.log"
 	start_target "$CONF"
-	local idle ka
+	local idle ka first
 	# Hold 9 s (3 idle periods): the silent one must be gone, the other
 	# (a KEEPALIVE every 0.5 s of silence) must still serve.
 	"$LOGIN" --host silent --keep-alive 0 --hold 9 127.0.0.1 "$PORT" vol0 --io 1 >"$T/idle.out" 2>&1 &
@@ -158,6 +158,9 @@ case_timers() {
 	grep -q '4 of 4 connection(s) closed by the target' "$T/silent.out" ||
 		fail "silent WRITEs were not closed by data_timeout"
 	grep -q 'data_timeout' "$T/target.log" || fail "no data_timeout line in the target log"
+	# never early (the attacker's clock starts after its 4 logins)
+	first=$(grep -o 'first after [0-9.]*' "$T/silent.out" | grep -o '[0-9.]*$')
+	awk -v f="$first" 'BEGIN { exit !(f >= 2.5) }' || fail "silent WRITEs closed after $first s, before data_timeout (3 s)"
 	grep -q "2 of 2 connection(s) closed by the target" "$T/no-read.out" || { grep closing "$T/target.log"; 
 		fail "sessions that never read were not closed"; }
 	echo "note: idle session closed, keep-alive session kept; $(grep -o 'first after [0-9.]* s, last after [0-9.]* s' "$T/silent.out") for silent WRITEs (data_timeout 3 s)"
