@@ -802,7 +802,8 @@ bool tgt_conns_busy(struct tgt_reactor *r)
  * every keep_alive_tmo / 2 of silence (docs/protocol.md), so only a gone
  * or hostile one is this quiet, and it would hold a descriptor, a slot
  * table and whatever chunks its unread answers pin for good.  A
- * connection waiting for memory while holding none is a victim, not idle.
+ * connection waiting for memory while holding none is a victim, not idle;
+ * one with WRITE data on its way answers to data_timeout instead.
  * A WRITE whose payload has not all arrived within data_timeout of its
  * capsule closes the connection.  Checked on the 1 Hz tick against the
  * reactor's per-turn clock: both fire between the timeout and 1 s after.
@@ -835,7 +836,7 @@ void tgt_conns_tick(struct tgt_reactor *r)
 		} else if (c->state == TGT_CONN_LIVE && cfg->idle_timeout &&
 			   now - c->last_rx_ms >= cfg->idle_timeout * 1000ull &&
 			   now - c->last_tx_ms >= cfg->idle_timeout * 1000ull &&
-			   !c->ndisk && !(c->bufwait && !c->buf_bytes)) {
+			   !c->ndisk && !c->nfetch && !(c->bufwait && !c->buf_bytes)) {
 			snprintf(why, sizeof(why),
 				 "idle for %u s: no command or KEEPALIVE (idle_timeout)",
 				 cfg->idle_timeout);
