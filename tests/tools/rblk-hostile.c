@@ -1119,6 +1119,51 @@ static unsigned hold_unread(int *fds, unsigned n)
 	return closed;
 }
 
+/*
+ * A 1 MiB WRITE whose data comes in pieces with pauses (1 byte, 3000
+ * bytes, 100 KiB, 300 KiB, the rest): the target grows the WRITE's chunk
+ * as the bytes come (copying what it had), and must write exactly what
+ * was sent.  Read back and compared.
+ */
+static bool case_trickle_write(void)
+{
+	const uint32_t len = 1u << 20;
+	const uint32_t piece[] = { 1, 3000, 100 << 10, 300 << 10, len };
+	uint8_t *pdu = malloc(64 + len), *back = malloc(len);
+	struct rblk_login_rsp lr;
+	int fd = dial_login(&lr);
+	uint32_t sent = 0;
+	uint64_t off;
+	bool ok = false;
+
+	if (fd < 0)
+		goto out;
+	off = lr.size / 2 + (4u << 20);
+	make_cmd(pdu, RBLK_OP_WRITE, 0, 5, off, len, len);
+	srand(g_seed + 7);
+	for (uint32_t i = 0; i < len; i++)
+		pdu[64 + i] = rand();
+	send_all(fd, pdu, 64);
+	for (unsigned i = 0; sent < len; i++) {
+		uint32_t n = piece[i] < len - sent ? piece[i] : len - sent;
+
+		send_all(fd, pdu + 64 + sent, n);
+		sent += n;
+		usleep(50000);
+	}
+	printf("  1 MiB WRITE sent in pieces:\n");
+	if (!expect_status(fd, RBLK_S_OK, 5) || !read_into(fd, 6, off, len, back))
+		goto out;
+	ok = !memcmp(back, pdu + 64, len);
+	printf("  read back: %s\n", ok ? "the same" : "DIFFERENT");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pdu);
+	free(back);
+	return ok;
+}
+
 static void close_all(int *fds, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -1276,6 +1321,7 @@ static const struct hcase cases[] = {
 	{ .name = "write-zeroes", .fn = case_write_zeroes },
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
+	{ .name = "trickle-write", .fn = case_trickle_write },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
 	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
