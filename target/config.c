@@ -35,6 +35,8 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
 	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
 	cfg->login_timeout = TGT_CFG_DEFAULT_LOGIN_TIMEOUT;
+	cfg->max_prelogin = TGT_CFG_DEFAULT_MAX_PRELOGIN;
+	cfg->max_prelogin_per_host = TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -216,7 +218,7 @@ static int parse_listen_tcp(struct parser *p, char *v)
 enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
-	K_RDMA_POLL,
+	K_RDMA_POLL, K_MAX_PRELOGIN, K_MAX_PRELOGIN_HOST,
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
@@ -230,6 +232,8 @@ static const char *const target_keys[] = {
 	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
 	[K_LOGIN_TIMEOUT] = "login_timeout",
 	[K_RDMA_POLL] = "rdma_poll",
+	[K_MAX_PRELOGIN] = "max_prelogin",
+	[K_MAX_PRELOGIN_HOST] = "max_prelogin_per_host",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -354,6 +358,14 @@ static int target_key(struct parser *p, int k, char *v)
 		if (strcmp(v, "event") && strcmp(v, "busy"))
 			return perr(p, "field 'rdma_poll': '%s' is not event|busy", v);
 		cfg->rdma_busy_poll = !strcmp(v, "busy");
+		return 0;
+	case K_MAX_PRELOGIN:
+	case K_MAX_PRELOGIN_HOST:
+		if (parse_uint(v, TGT_CFG_MAX_PRELOGIN, &u))
+			return perr(p, "field '%s': '%s' is not a number 0..%d (0 = no cap)",
+				    target_keys[k], v, TGT_CFG_MAX_PRELOGIN);
+		*(k == K_MAX_PRELOGIN ? &cfg->max_prelogin :
+		  &cfg->max_prelogin_per_host) = u;
 		return 0;
 	}
 	return 0;
@@ -695,6 +707,11 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
 	if (cfg->rdma_busy_poll)
 		sb_printf(&b, "rdma_poll = busy\n");
+	if (cfg->max_prelogin != TGT_CFG_DEFAULT_MAX_PRELOGIN)
+		sb_printf(&b, "max_prelogin = %u\n", cfg->max_prelogin);
+	if (cfg->max_prelogin_per_host != TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST)
+		sb_printf(&b, "max_prelogin_per_host = %u\n",
+			  cfg->max_prelogin_per_host);
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 

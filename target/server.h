@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "prelogin.h"
 #include "reactor.h"
 #include "transport.h"
 #include "volume.h"
@@ -33,6 +34,8 @@ struct tgt_server {
 	 * failed with SHUTTING_DOWN. */
 	atomic_uint_fast64_t drained, failed;
 	atomic_uint conns_open;
+	/* Connections not logged in yet, capped per source and in total. */
+	struct tgt_prelogin *prelogin;
 };
 
 /* Opens every volume of cfg (taking ownership of cfg).  0 or -errno; on
