@@ -571,8 +571,13 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		if (depth > RBLK_MAX_QUEUE_DEPTH)
 			depth = RBLK_MAX_QUEUE_DEPTH;
 		c->reqs = calloc(depth, sizeof(*c->reqs));
-		if (!c->reqs) {
+		if (!c->reqs)
 			st = RBLK_S_NO_RESOURCES;
+		else if (c->ops->login && (st = c->ops->login(c, depth)))
+			st = st == -EINVAL ? RBLK_S_INVALID_FIELD : RBLK_S_NO_RESOURCES;
+		if (st != RBLK_S_OK) {
+			free(c->reqs);
+			c->reqs = NULL;
 			memset(rsp.auth, 0, sizeof(rsp.auth));
 			tgt_session_close(c->sess);
 			c->sess = NULL;
