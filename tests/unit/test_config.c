@@ -26,6 +26,8 @@ static const char good_text[] =
 	"max_queue_depth = 256\n"
 	"reactor_buffer_mb = 32\n"
 	"login_timeout = 0\n"
+	"max_prelogin = 0\n"
+	"max_prelogin_per_host = 5\n"
 	"\n"
 	"[volume vol0]\n"
 	"path = /srv/rblk/vol0.img\n"
@@ -62,7 +64,9 @@ static void test_good(void **state)
 	assert_string_equal(cfg.vols[0].backend, "aio");
 	assert_true(cfg.vols[0].read_only);
 	assert_int_equal(cfg.login_timeout, 0);
-	assert_int_equal(cfg.vols[0].line, 12);
+	assert_int_equal(cfg.max_prelogin, 0);
+	assert_int_equal(cfg.max_prelogin_per_host, 5);
+	assert_int_equal(cfg.vols[0].line, 14);
 	assert_string_equal(cfg.vols[1].name, "db:1");
 	assert_string_equal(cfg.vols[1].path, "/dev/sdb");
 	assert_true(cfg.vols[1].size == 0);
@@ -91,6 +95,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, -1);
 	assert_int_equal(cfg.max_queue_depth, RBLK_MAX_QUEUE_DEPTH);
 	assert_int_equal(cfg.login_timeout, TGT_CFG_DEFAULT_LOGIN_TIMEOUT);
+	assert_int_equal(cfg.max_prelogin, TGT_CFG_DEFAULT_MAX_PRELOGIN);
+	assert_int_equal(cfg.max_prelogin_per_host, TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST);
 	tgt_config_free(&cfg);
 	/* empty values are allowed for the listeners */
 	assert_int_equal(tgt_config_parse("[target]\nlisten_tcp =\nlisten_rdma =\n",
@@ -139,6 +145,8 @@ static const struct {
 	{ "[target]\nreactor_buffer_mb = 3\n", 2, "'reactor_buffer_mb'" },
 	{ "[target]\nlogin_timeout = 3601\n", 2, "'login_timeout'" },
 	{ "[target]\nlogin_timeout = soon\n", 2, "'login_timeout'" },
+	{ "[target]\nmax_prelogin = 65537\n", 2, "'max_prelogin'" },
+	{ "[target]\nmax_prelogin_per_host = -1\n", 2, "'max_prelogin_per_host'" },
 	{ "[volume v]\npath =\n", 2, "'path' is empty" },
 	{ "[volume v]\npath = rel/x\n", 2, "not an absolute path" },
 	{ "[volume v]\npath = /x\nsize = big\n", 3, "'size'" },
@@ -195,6 +203,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(b.max_queue_depth, a.max_queue_depth);
 	assert_int_equal(b.buffer_mb, a.buffer_mb);
 	assert_int_equal(b.login_timeout, a.login_timeout);
+	assert_int_equal(b.max_prelogin, a.max_prelogin);
+	assert_int_equal(b.max_prelogin_per_host, a.max_prelogin_per_host);
 	for (unsigned i = 0; i < a.n_vols; i++) {
 		assert_string_equal(a.vols[i].name, b.vols[i].name);
 		if (a.vols[i].path)

@@ -393,7 +393,7 @@ mem_of() {
 # fio verify over RDMA on another volume sees no error.
 # RBLK_PRELOGIN_TGT runs another target binary (before/after numbers).
 case_prelogin() {
-	local tgt=${RBLK_PRELOGIN_TGT:-$TGT} n=${RBLK_PRELOGIN_N:-1000} win=100
+	local tgt=${RBLK_PRELOGIN_TGT:-$TGT} n=${RBLK_PRELOGIN_N:-1000} win=${RBLK_PRELOGIN_WIN:-100}
 	local m0 m1 m2 m3 peak=0 rss pid held bg i t1=
 	need_rdma
 	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "login_timeout = 5"
