@@ -10,6 +10,7 @@
  *     --depth N     commands in flight (default 4)
  *     --seconds S   zero the range again until S seconds passed (default 0:
  *                   once)
+ *     --pause-ms P  wait P ms between two passes (default 0)
  *
  * Prints "OK bytes=... cmds=... secs=... max_cmd_ms=..." (exit 0) or
  * "ERR ..." (exit 1).  Used by tests/integration/48-write-zeroes-bystander.
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "rblk_client.h"
@@ -42,12 +44,13 @@ int main(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "seconds", required_argument, NULL, 's' },
+		{ "pause-ms", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_io ios[MAX_DEPTH] = { { 0 } }, *done[MAX_DEPTH];
 	double started[MAX_DEPTH], t0, max_cmd = 0, secs = 0;
 	uint64_t bytes = 4ull << 30, next = 0, zeroed = 0, cmds = 0;
-	unsigned depth = 4, inflight = 0, pass = 0;
+	unsigned depth = 4, inflight = 0, pass = 0, pause_ms = 0;
 	struct rblk_volume_info info;
 	struct rblk_queue *q;
 	char err[256];
@@ -59,11 +62,12 @@ int main(int argc, char **argv)
 		case 'd': depth = (unsigned)atoi(optarg); break;
 		case 'b': bytes = strtoull(optarg, NULL, 0); break;
 		case 's': secs = atof(optarg); break;
+		case 'p': pause_ms = (unsigned)atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 3 || !depth || depth > MAX_DEPTH) {
-		fprintf(stderr, "usage: rblk-zeroes [--depth 1..%d] [--bytes B] [--seconds S] HOST PORT VOLUME\n",
+		fprintf(stderr, "usage: rblk-zeroes [--depth 1..%d] [--bytes B] [--seconds S] [--pause-ms P] HOST PORT VOLUME\n",
 			MAX_DEPTH);
 		return 2;
 	}
@@ -115,6 +119,8 @@ int main(int argc, char **argv)
 			if (now_s() - t0 >= secs)
 				break;
 			next = 0;		/* again, until --seconds */
+			if (pause_ms)
+				usleep(pause_ms * 1000);
 			continue;
 		}
 		ret = rblk_queue_reap(q, done, 1, depth, 130000);
