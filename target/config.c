@@ -39,6 +39,8 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->data_timeout = TGT_CFG_DEFAULT_DATA_TIMEOUT;
 	cfg->max_conns = TGT_CFG_DEFAULT_MAX_CONNS;
 	cfg->max_conns_host = TGT_CFG_DEFAULT_MAX_CONNS_HOST;
+	cfg->max_prelogin = TGT_CFG_DEFAULT_MAX_PRELOGIN;
+	cfg->max_prelogin_per_host = TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -221,7 +223,8 @@ enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
 	K_RDMA_POLL, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
-	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB,
+	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB, K_MAX_PRELOGIN,
+	K_MAX_PRELOGIN_HOST,
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
@@ -240,6 +243,8 @@ static const char *const target_keys[] = {
 	[K_MAX_CONNS_HOST] = "max_connections_per_host",
 	[K_CONN_BUFFER_MB] = "conn_buffer_mb",
 	[K_HOST_BUFFER_MB] = "host_buffer_mb",
+	[K_MAX_PRELOGIN] = "max_prelogin",
+	[K_MAX_PRELOGIN_HOST] = "max_prelogin_per_host",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -390,6 +395,11 @@ static int target_key(struct parser *p, int k, char *v)
 		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->conn_buffer_mb);
 	case K_HOST_BUFFER_MB:
 		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->host_buffer_mb);
+	case K_MAX_PRELOGIN:
+		return uint_key(p, k, v, 0, TGT_CFG_MAX_PRELOGIN, " (0 = no cap)", &cfg->max_prelogin);
+	case K_MAX_PRELOGIN_HOST:
+		return uint_key(p, k, v, 0, TGT_CFG_MAX_PRELOGIN, " (0 = no cap)",
+				&cfg->max_prelogin_per_host);
 	}
 	return 0;
 }
@@ -742,6 +752,11 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "conn_buffer_mb = %u\n", cfg->conn_buffer_mb);
 	if (cfg->host_buffer_mb)
 		sb_printf(&b, "host_buffer_mb = %u\n", cfg->host_buffer_mb);
+	if (cfg->max_prelogin != TGT_CFG_DEFAULT_MAX_PRELOGIN)
+		sb_printf(&b, "max_prelogin = %u\n", cfg->max_prelogin);
+	if (cfg->max_prelogin_per_host != TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST)
+		sb_printf(&b, "max_prelogin_per_host = %u\n",
+			  cfg->max_prelogin_per_host);
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 

@@ -25,6 +25,9 @@
 #define TGT_CFG_DEFAULT_DATA_TIMEOUT	30
 #define TGT_CFG_DEFAULT_MAX_CONNS	4096
 #define TGT_CFG_DEFAULT_MAX_CONNS_HOST	256
+#define TGT_CFG_DEFAULT_MAX_PRELOGIN	256
+#define TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST 64
+#define TGT_CFG_MAX_PRELOGIN		65536
 
 struct tgt_volume_cfg {
 	char     name[RBLK_NAME_MAX];
@@ -55,6 +58,8 @@ struct tgt_config {
 	unsigned max_conns_host;	/* connections from one peer address */
 	unsigned conn_buffer_mb;	/* one connection's share of a pool; 0 = auto */
 	unsigned host_buffer_mb;	/* one host's share of a pool; 0 = auto */
+	unsigned max_prelogin;		/* connections not logged in yet; 0 = no cap */
+	unsigned max_prelogin_per_host;	/* the same per source address */
 	bool    rdma_busy_poll;		/* rdma_poll = busy: spin on the CQs */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */

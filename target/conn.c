@@ -47,6 +47,8 @@ void tgt_conn_put(struct tgt_conn *c)
 	atomic_fetch_sub(&c->srv->conns_open, 1);
 	tgt_host_put(c->phost);
 	c->phost = NULL;
+	tgt_prelogin_release(c->srv->prelogin, c->prelogin);
+	c->prelogin = NULL;
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: freed", tgt_reactor_id(c->r),
 		 c->peer);
 	free(c->reqs);
@@ -594,8 +596,13 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		if (depth > RBLK_MAX_QUEUE_DEPTH)
 			depth = RBLK_MAX_QUEUE_DEPTH;
 		c->reqs = calloc(depth, sizeof(*c->reqs));
-		if (!c->reqs) {
+		if (!c->reqs)
 			st = RBLK_S_NO_RESOURCES;
+		else if (c->ops->login && (st = c->ops->login(c, depth)))
+			st = st == -EINVAL ? RBLK_S_INVALID_FIELD : RBLK_S_NO_RESOURCES;
+		if (st != RBLK_S_OK) {
+			free(c->reqs);
+			c->reqs = NULL;
 			memset(rsp.auth, 0, sizeof(rsp.auth));
 			tgt_session_close(c->sess);
 			c->sess = NULL;
@@ -618,6 +625,8 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 			RBLK_DEFAULT_MAX_WRITE_ZEROES : 0;
 		c->state = TGT_CONN_LIVE;
 		login_timer_cancel(c);
+		tgt_prelogin_release(c->srv->prelogin, c->prelogin);
+		c->prelogin = NULL;
 		tgt_session_set_kick(c->sess, conn_kick, c);
 		rsp.queue_depth = depth;
 		rsp.vol_flags = vol->flags;

@@ -26,6 +26,13 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 		return -ENOMEM;
 	s->cfg = *cfg;
 	tgt_config_init(cfg);	/* ownership moved */
+	ret = tgt_prelogin_create(&s->prelogin, s->cfg.max_prelogin,
+				  s->cfg.max_prelogin_per_host);
+	if (ret) {
+		tgt_config_free(&s->cfg);
+		free(s);
+		return ret;
+	}
 	/* Volumes live in the export registry (acl.c): refcounted, so the
 	 * admin socket can add and delete them while reactors run.  One
 	 * counter slot per reactor, counted the way start_reactors does. */
@@ -180,6 +187,7 @@ int tgt_server_destroy(struct tgt_server *s)
 	tgt_hosts_destroy(s->hosts);
 	/* Reactors are joined: no session holds an export any more. */
 	tgt_exports_fini();
+	tgt_prelogin_destroy(s->prelogin);
 	tgt_config_free(&s->cfg);
 	free(s);
 	return 0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "prelogin.h"
 #include "reactor.h"
 #include "transport.h"
 #include "volume.h"
@@ -37,6 +38,8 @@ struct tgt_server {
 	/* Connection limits and pool shares (hosts.h); NULL = none. */
 	struct tgt_hosts *hosts;
 	size_t conn_cap, host_cap;	/* bytes of one reactor's pool; 0 = half */
+	/* Connections not logged in yet, capped per source and in total. */
+	struct tgt_prelogin *prelogin;
 };
 
 /* Opens every volume of cfg (taking ownership of cfg).  0 or -errno; on

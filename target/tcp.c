@@ -227,8 +227,12 @@ static void set_sockopts(int fd)
 static int tcp_accept(struct tgt_listener *l)
 {
 	for (;;) {
+		struct tgt_prelogin_src *src;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
 		struct tcp_conn *tc;
-		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		int ret;
 
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR ||
@@ -236,16 +240,27 @@ static int tcp_accept(struct tgt_listener *l)
 				return 0;
 			return -errno;
 		}
+		/* Over the pre-login caps: closed at once (logged there). */
+		ret = tgt_prelogin_admit(l->srv->prelogin, (struct sockaddr *)&ss,
+					 "tcp", l->addr, &src);
+		if (ret) {
+			close(fd);
+			if (ret == -EUSERS)
+				continue;
+			return ret;
+		}
 		set_sockopts(fd);
 		tc = tgt_conn_alloc(sizeof(*tc));
 		if (tc)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
 		if (!tc || !tc->rbuf) {
 			/* This peer sees a close; the next ones wait. */
+			tgt_prelogin_release(l->srv->prelogin, src);
 			free(tc);
 			close(fd);
 			return -ENOMEM;
 		}
+		tc->c.prelogin = src;
 		tc->fd = fd;
 		tc->recv_ev.done = recv_done;
 		tc->send_ev.done = send_done;

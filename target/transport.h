@@ -94,6 +94,15 @@ struct tgt_transport_ops {
 	void (*shutdown)(struct tgt_conn *c, bool force);
 	/* Required, reactor thread: last reference gone; free everything. */
 	void (*free)(struct tgt_conn *c);
+	/*
+	 * Optional, reactor thread: LOGIN is about to be accepted with depth
+	 * slots; make room for that many commands before the LOGIN_RSP goes
+	 * out (RDMA: receive buffers, allocated only now so that a
+	 * connection that never logs in stays small).  0, -EINVAL (depth
+	 * more than the transport granted: the LOGIN is refused
+	 * INVALID_FIELD) or another -errno (refused NO_RESOURCES).
+	 */
+	int  (*login)(struct tgt_conn *c, unsigned depth);
 };
 
 extern const struct tgt_transport_ops tgt_transport_tcp;
