@@ -47,7 +47,7 @@ void tgt_conn_put(struct tgt_conn *c)
 	atomic_fetch_sub(&c->srv->conns_open, 1);
 	tgt_host_put(c->phost);
 	c->phost = NULL;
-	tgt_prelogin_release(c->srv->prelogin, c->prelogin);
+	tgt_host_prelogin_put(c->prelogin);
 	c->prelogin = NULL;
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: freed", tgt_reactor_id(c->r),
 		 c->peer);
@@ -625,7 +625,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 			RBLK_DEFAULT_MAX_WRITE_ZEROES : 0;
 		c->state = TGT_CONN_LIVE;
 		login_timer_cancel(c);
-		tgt_prelogin_release(c->srv->prelogin, c->prelogin);
+		tgt_host_prelogin_put(c->prelogin);
 		c->prelogin = NULL;
 		tgt_session_set_kick(c->sess, conn_kick, c);
 		rsp.queue_depth = depth;

@@ -14,7 +14,7 @@
 
 #include "acl.h"
 #include "backend.h"
-#include "prelogin.h"
+#include "hosts.h"
 #include "reactor.h"
 #include "rblk_proto.h"
 #include "stats.h"
@@ -86,9 +86,10 @@ struct tgt_conn {
 	struct tgt_io_stats stats;
 	struct tgt_session *sess;	/* after LOGIN: holds the export (acl.h) */
 	struct tgt_auth_state auth;	/* LOGIN challenge state */
-	/* Counted as not logged in yet (prelogin.h): set by the transport
-	 * at accept, before tgt_conn_init; released at LOGIN or free. */
-	struct tgt_prelogin_src *prelogin;
+	/* Its host's entry, counting it as not logged in yet (hosts.h,
+	 * tgt_host_prelogin_get): set by the transport at accept, before
+	 * tgt_conn_init; released at LOGIN or free. */
+	struct tgt_host *prelogin;
 };
 
 /*

@@ -931,7 +931,7 @@ void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
 	snprintf(peer, sizeof(peer), "rdma:%s:%u", ip, ntohs(rdma_get_dst_port(rc->id)));
 	if (tgt_reactor_stopping(r)) {
-		tgt_prelogin_release(rc->srv->prelogin, rc->c.prelogin);
+		tgt_host_prelogin_put(rc->c.prelogin);
 		tgt_rdma_conn_release(rc);
 		free(rc);
 		return;

@@ -124,7 +124,7 @@ static bool resource_err(int err)
  */
 static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 		      unsigned depth, uint8_t rd_atom, uint16_t queue_id,
-		      struct tgt_prelogin_src *src)
+		      struct tgt_host *src)
 {
 	struct tgt_reactor *r = tgt_server_pick_reactor(l->srv);
 	struct rblk_rdma_qp_caps caps;
@@ -142,7 +142,7 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	if (!rc) {
 		rblk_warn_rl(&conn_rl, "rdma: %s: refusing connection: out of memory",
 			     l->addr);
-		tgt_prelogin_release(l->srv->prelogin, src);
+		tgt_host_prelogin_put(src);
 		reject(id, RBLK_S_NO_RESOURCES);
 		rblk_rdma_id_destroy(id);
 		return ret;
@@ -249,7 +249,7 @@ out_destroy:
 	rblk_rdma_id_destroy(id);
 	rblk_rdma_channel_destroy(rc->cm_ch);
 	free(rc->ctl_mem);
-	tgt_prelogin_release(l->srv->prelogin, src);
+	tgt_host_prelogin_put(src);
 	free(rc);
 	return ret ? ret : -ENOMEM;
 }
@@ -258,7 +258,7 @@ out_destroy:
 static int connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
-	struct tgt_prelogin_src *src;
+	struct tgt_host *src;
 	struct rblk_rdma_cm req;
 	unsigned depth;
 	int ret;
@@ -281,8 +281,8 @@ static int connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 		return 0;
 	}
 	/* Over the pre-login caps: refused before anything is built. */
-	ret = tgt_prelogin_admit(l->srv->prelogin, rdma_get_peer_addr(id),
-				 "rdma", l->addr, &src);
+	ret = tgt_host_prelogin_get(l->srv->hosts, rdma_get_peer_addr(id),
+				    "rdma", l->addr, &src);
 	if (ret) {
 		reject(id, RBLK_S_NO_RESOURCES);
 		rblk_rdma_id_destroy(id);

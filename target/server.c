@@ -26,13 +26,6 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 		return -ENOMEM;
 	s->cfg = *cfg;
 	tgt_config_init(cfg);	/* ownership moved */
-	ret = tgt_prelogin_create(&s->prelogin, s->cfg.max_prelogin,
-				  s->cfg.max_prelogin_per_host);
-	if (ret) {
-		tgt_config_free(&s->cfg);
-		free(s);
-		return ret;
-	}
 	/* Volumes live in the export registry (acl.c): refcounted, so the
 	 * admin socket can add and delete them while reactors run.  One
 	 * counter slot per reactor, counted the way start_reactors does. */
@@ -97,7 +90,8 @@ int tgt_server_start_reactors(struct tgt_server *s)
 	if (!s->reactors)
 		return -ENOMEM;
 	ret = tgt_hosts_create(&s->hosts, n, s->cfg.max_conns,
-			       s->cfg.max_conns_host);
+			       s->cfg.max_conns_host, s->cfg.max_prelogin,
+			       s->cfg.max_prelogin_per_host);
 	if (ret)
 		return ret;
 	tgt_server_set_caps(s);
@@ -187,7 +181,6 @@ int tgt_server_destroy(struct tgt_server *s)
 	tgt_hosts_destroy(s->hosts);
 	/* Reactors are joined: no session holds an export any more. */
 	tgt_exports_fini();
-	tgt_prelogin_destroy(s->prelogin);
 	tgt_config_free(&s->cfg);
 	free(s);
 	return 0;

@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "prelogin.h"
 #include "reactor.h"
 #include "transport.h"
 #include "volume.h"
@@ -35,11 +34,10 @@ struct tgt_server {
 	atomic_uint_fast64_t drained, failed;
 	atomic_uint conns_open;
 
-	/* Connection limits and pool shares (hosts.h); NULL = none. */
+	/* Connection limits, pre-login caps and pool shares (hosts.h),
+	 * made with the reactors (before any listener); NULL = none. */
 	struct tgt_hosts *hosts;
 	size_t conn_cap, host_cap;	/* bytes of one reactor's pool; 0 = half */
-	/* Connections not logged in yet, capped per source and in total. */
-	struct tgt_prelogin *prelogin;
 };
 
 /* Opens every volume of cfg (taking ownership of cfg).  0 or -errno; on

@@ -227,7 +227,7 @@ static void set_sockopts(int fd)
 static int tcp_accept(struct tgt_listener *l)
 {
 	for (;;) {
-		struct tgt_prelogin_src *src;
+		struct tgt_host *src;
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct tcp_conn *tc;
@@ -241,8 +241,8 @@ static int tcp_accept(struct tgt_listener *l)
 			return -errno;
 		}
 		/* Over the pre-login caps: closed at once (logged there). */
-		ret = tgt_prelogin_admit(l->srv->prelogin, (struct sockaddr *)&ss,
-					 "tcp", l->addr, &src);
+		ret = tgt_host_prelogin_get(l->srv->hosts, (struct sockaddr *)&ss,
+					    "tcp", l->addr, &src);
 		if (ret) {
 			close(fd);
 			if (ret == -EUSERS)
@@ -255,7 +255,7 @@ static int tcp_accept(struct tgt_listener *l)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
 		if (!tc || !tc->rbuf) {
 			/* This peer sees a close; the next ones wait. */
-			tgt_prelogin_release(l->srv->prelogin, src);
+			tgt_host_prelogin_put(src);
 			free(tc);
 			close(fd);
 			return -ENOMEM;
