@@ -83,7 +83,8 @@ static int dup_hosts(char *const *src, unsigned n, char ***out,
 	return 0;
 }
 
-static void export_free(struct tgt_export *e)
+/* Everything but e itself; may block (the volume's final fdatasync). */
+static int export_release(struct tgt_export *e)
 {
 	int ret;
 
@@ -96,13 +97,50 @@ static void export_free(struct tgt_export *e)
 		free(e->secret);
 	}
 	free(e->stats);
+	return ret;
+}
+
+static void export_free(struct tgt_export *e)
+{
+	export_release(e);
 	free(e);
+}
+
+static int close_job_run(struct tgt_offload_job *job)
+{
+	return export_release((struct tgt_export *)
+		((char *)job - offsetof(struct tgt_export, close_job)));
+}
+
+static void close_job_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	free((char *)ev - offsetof(struct tgt_export, close_job.ev));
 }
 
 static void export_put(struct tgt_export *e)
 {
 	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		export_free(e);
+}
+
+/*
+ * export_put on reactor r's thread: the last reference of a deleted
+ * export closes its volume, and fdatasync of a file with much dirty data
+ * (direct = no) can take seconds, which would stall every connection of
+ * r.  It runs on r's offload thread instead (inline if that cannot start).
+ */
+static void export_put_reactor(struct tgt_export *e, struct tgt_reactor *r)
+{
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (r) {
+		e->close_job.run = close_job_run;
+		e->close_job.ev.done = close_job_done;
+		e->close_job.must_run = true;
+		if (tgt_offload_submit(r, &e->close_job) == 0)
+			return;
+	}
+	export_free(e);
 }
 
 int tgt_exports_init(unsigned n_reactors)
@@ -417,13 +455,15 @@ int tgt_acl_discover(const char *host, const struct sockaddr *peer_sa,
 
 /* ---- sessions ------------------------------------------------------------ */
 
+/* Reactor thread of s (s->reactor, or none in tests). */
 static void session_put(struct tgt_session *s)
 {
 	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		struct tgt_export *e = s->exp;
+		struct tgt_reactor *r = s->reactor;
 
 		free(s);
-		export_put(e);
+		export_put_reactor(e, r);
 	}
 }
 

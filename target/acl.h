@@ -37,6 +37,7 @@
 #include "rblk_proto.h"
 #include "reactor.h"
 #include "stats.h"
+#include "offload.h"
 #include "volume.h"
 
 struct tgt_session;
@@ -61,6 +62,9 @@ struct tgt_export {
 	struct tgt_io_stats *stats;
 	unsigned n_stats;
 	struct tgt_export *next;
+	/* The last session of a deleted export closes the volume (final
+	 * fdatasync + close) on its reactor's offload thread. */
+	struct tgt_offload_job close_job;
 };
 
 /* One connection logged in to an export. */

@@ -99,15 +99,28 @@ void tgt_bufpool_destroy(struct tgt_bufpool *p)
 	free(p);
 }
 
+static unsigned order_of(size_t len)
+{
+	unsigned o = 0;
+
+	while (((size_t)MIN_CHUNK << o) < len)
+		o++;
+	return o;
+}
+
+size_t tgt_buf_chunk_size(size_t len)
+{
+	return (size_t)MIN_CHUNK << order_of(len);
+}
+
 void *tgt_buf_alloc(struct tgt_bufpool *p, size_t len)
 {
-	unsigned want = 0, o;
+	unsigned want, o;
 	uint32_t b;
 
 	if (len > ((size_t)MIN_CHUNK << MAX_ORDER))
 		return NULL;
-	while (((size_t)MIN_CHUNK << want) < len)
-		want++;
+	want = order_of(len);
 	for (o = want; o < TGT_BUF_ORDERS && p->head[o] < 0; o++)
 		;
 	if (o == TGT_BUF_ORDERS)

@@ -25,6 +25,9 @@ void tgt_bufpool_destroy(struct tgt_bufpool *p);
 /* Returns a 4 KiB aligned chunk of at least len bytes (len <= 1 MiB), or
  * NULL when the pool has no chunk that large right now. */
 void *tgt_buf_alloc(struct tgt_bufpool *p, size_t len);
+/* Size of the chunk tgt_buf_alloc hands out for len bytes (a power of
+ * two, 4 KiB .. 1 MiB): what a request really takes from the pool. */
+size_t tgt_buf_chunk_size(size_t len);
 /* Returns a chunk from tgt_buf_alloc (NULL is ignored). */
 void tgt_buf_free(struct tgt_bufpool *p, void *buf);
 

@@ -35,6 +35,12 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
 	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
 	cfg->login_timeout = TGT_CFG_DEFAULT_LOGIN_TIMEOUT;
+	cfg->idle_timeout = TGT_CFG_DEFAULT_IDLE_TIMEOUT;
+	cfg->data_timeout = TGT_CFG_DEFAULT_DATA_TIMEOUT;
+	cfg->max_conns = TGT_CFG_DEFAULT_MAX_CONNS;
+	cfg->max_conns_host = TGT_CFG_DEFAULT_MAX_CONNS_HOST;
+	cfg->max_prelogin = TGT_CFG_DEFAULT_MAX_PRELOGIN;
+	cfg->max_prelogin_per_host = TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -216,7 +222,9 @@ static int parse_listen_tcp(struct parser *p, char *v)
 enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
-	K_RDMA_POLL,
+	K_RDMA_POLL, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
+	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB, K_MAX_PRELOGIN,
+	K_MAX_PRELOGIN_HOST,
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
@@ -230,6 +238,13 @@ static const char *const target_keys[] = {
 	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
 	[K_LOGIN_TIMEOUT] = "login_timeout",
 	[K_RDMA_POLL] = "rdma_poll",
+	[K_IDLE_TIMEOUT] = "idle_timeout", [K_DATA_TIMEOUT] = "data_timeout",
+	[K_MAX_CONNS] = "max_connections",
+	[K_MAX_CONNS_HOST] = "max_connections_per_host",
+	[K_CONN_BUFFER_MB] = "conn_buffer_mb",
+	[K_HOST_BUFFER_MB] = "host_buffer_mb",
+	[K_MAX_PRELOGIN] = "max_prelogin",
+	[K_MAX_PRELOGIN_HOST] = "max_prelogin_per_host",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -298,6 +313,19 @@ static int key_index(const char *const *keys, unsigned n, const char *k)
 	return -1;
 }
 
+/* A [target] number key in min..max; note follows the range in a refusal. */
+static int uint_key(struct parser *p, int k, const char *v, unsigned min,
+		    unsigned max, const char *note, unsigned *out)
+{
+	unsigned u;
+
+	if (parse_uint(v, max, &u) || u < min)
+		return perr(p, "field '%s': '%s' is not a number %u..%u%s",
+			    target_keys[k], v, min, max, note);
+	*out = u;
+	return 0;
+}
+
 static int target_key(struct parser *p, int k, char *v)
 {
 	struct tgt_config *cfg = p->cfg;
@@ -355,6 +383,23 @@ static int target_key(struct parser *p, int k, char *v)
 			return perr(p, "field 'rdma_poll': '%s' is not event|busy", v);
 		cfg->rdma_busy_poll = !strcmp(v, "busy");
 		return 0;
+	case K_IDLE_TIMEOUT:
+		return uint_key(p, k, v, 0, 86400, " (seconds, 0 = none)", &cfg->idle_timeout);
+	case K_DATA_TIMEOUT:
+		return uint_key(p, k, v, 0, 3600, " (seconds, 0 = none)", &cfg->data_timeout);
+	case K_MAX_CONNS:
+		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns);
+	case K_MAX_CONNS_HOST:
+		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns_host);
+	case K_CONN_BUFFER_MB:
+		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->conn_buffer_mb);
+	case K_HOST_BUFFER_MB:
+		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->host_buffer_mb);
+	case K_MAX_PRELOGIN:
+		return uint_key(p, k, v, 0, TGT_CFG_MAX_PRELOGIN, " (0 = no cap)", &cfg->max_prelogin);
+	case K_MAX_PRELOGIN_HOST:
+		return uint_key(p, k, v, 0, TGT_CFG_MAX_PRELOGIN, " (0 = no cap)",
+				&cfg->max_prelogin_per_host);
 	}
 	return 0;
 }
@@ -695,6 +740,23 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
 	if (cfg->rdma_busy_poll)
 		sb_printf(&b, "rdma_poll = busy\n");
+	if (cfg->idle_timeout != TGT_CFG_DEFAULT_IDLE_TIMEOUT)
+		sb_printf(&b, "idle_timeout = %u\n", cfg->idle_timeout);
+	if (cfg->data_timeout != TGT_CFG_DEFAULT_DATA_TIMEOUT)
+		sb_printf(&b, "data_timeout = %u\n", cfg->data_timeout);
+	if (cfg->max_conns != TGT_CFG_DEFAULT_MAX_CONNS)
+		sb_printf(&b, "max_connections = %u\n", cfg->max_conns);
+	if (cfg->max_conns_host != TGT_CFG_DEFAULT_MAX_CONNS_HOST)
+		sb_printf(&b, "max_connections_per_host = %u\n", cfg->max_conns_host);
+	if (cfg->conn_buffer_mb)
+		sb_printf(&b, "conn_buffer_mb = %u\n", cfg->conn_buffer_mb);
+	if (cfg->host_buffer_mb)
+		sb_printf(&b, "host_buffer_mb = %u\n", cfg->host_buffer_mb);
+	if (cfg->max_prelogin != TGT_CFG_DEFAULT_MAX_PRELOGIN)
+		sb_printf(&b, "max_prelogin = %u\n", cfg->max_prelogin);
+	if (cfg->max_prelogin_per_host != TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST)
+		sb_printf(&b, "max_prelogin_per_host = %u\n",
+			  cfg->max_prelogin_per_host);
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 

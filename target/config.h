@@ -18,8 +18,16 @@
 #define TGT_CFG_BACKEND_MAX	16
 #define TGT_CFG_MAX_REACTORS	256
 #define TGT_CFG_MAX_LISTEN	16
+#define TGT_CFG_MAX_CONNS	1000000
 #define TGT_CFG_DEFAULT_BUFFER_MB	64
 #define TGT_CFG_DEFAULT_LOGIN_TIMEOUT	10
+#define TGT_CFG_DEFAULT_IDLE_TIMEOUT	60
+#define TGT_CFG_DEFAULT_DATA_TIMEOUT	30
+#define TGT_CFG_DEFAULT_MAX_CONNS	4096
+#define TGT_CFG_DEFAULT_MAX_CONNS_HOST	256
+#define TGT_CFG_DEFAULT_MAX_PRELOGIN	256
+#define TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST 64
+#define TGT_CFG_MAX_PRELOGIN		65536
 
 struct tgt_volume_cfg {
 	char     name[RBLK_NAME_MAX];
@@ -44,6 +52,14 @@ struct tgt_config {
 	unsigned max_queue_depth;	/* <= RBLK_MAX_QUEUE_DEPTH */
 	unsigned buffer_mb;		/* per-reactor I/O buffer memory */
 	unsigned login_timeout;		/* seconds to complete LOGIN; 0 = none */
+	unsigned idle_timeout;		/* seconds a session may be silent; 0 = none */
+	unsigned data_timeout;		/* seconds for a WRITE's payload; 0 = none */
+	unsigned max_conns;		/* connections in all */
+	unsigned max_conns_host;	/* connections from one peer address */
+	unsigned conn_buffer_mb;	/* one connection's share of a pool; 0 = auto */
+	unsigned host_buffer_mb;	/* one host's share of a pool; 0 = auto */
+	unsigned max_prelogin;		/* connections not logged in yet; 0 = no cap */
+	unsigned max_prelogin_per_host;	/* the same per source address */
 	bool    rdma_busy_poll;		/* rdma_poll = busy: spin on the CQs */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */

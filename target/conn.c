@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hosts.h"
 #include "log.h"
 #include "server.h"
 
@@ -44,6 +45,10 @@ void tgt_conn_put(struct tgt_conn *c)
 		}
 	}
 	atomic_fetch_sub(&c->srv->conns_open, 1);
+	tgt_host_put(c->phost);
+	c->phost = NULL;
+	tgt_host_prelogin_put(c->prelogin);
+	c->prelogin = NULL;
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: freed", tgt_reactor_id(c->r),
 		 c->peer);
 	free(c->reqs);
@@ -134,6 +139,24 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	c->next = *list;
 	*list = c;
 	atomic_fetch_add(&srv->conns_open, 1);
+	c->last_rx_ms = c->last_tx_ms = tgt_reactor_now_ms(r);
+	if (srv->hosts) {
+		/* Over a limit: told at its first PDU (so that the client
+		 * reads a status, not just a close), and the login timer
+		 * bounds how long it may wait to send one. */
+		int ret = tgt_host_get(srv->hosts, (const struct sockaddr *)&c->peer_sa,
+				       &c->phost);
+
+		if (ret) {
+			static struct rblk_ratelimit rl = RBLK_RATELIMIT_INIT(1000, 5);
+
+			c->refused = ret;
+			rblk_warn_rl(&rl, "reactor%u: %s: connection refused: %s",
+				     tgt_reactor_id(r), c->peer,
+				     ret == -EMFILE ? "max_connections_per_host reached for this address" :
+				     ret == -ENFILE ? "max_connections reached" : strerror(-ret));
+		}
+	}
 	/* A connection accepted while stopping is closed at once. */
 	if (tgt_reactor_stopping(r)) {
 		c->draining = true;
@@ -142,8 +165,6 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 	}
 	login_timer_arm(c);
 }
-
-static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags);
 
 void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 {
@@ -161,14 +182,10 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	c->state = TGT_CONN_CLOSING;
 	c->force_closed = force;
 	login_timer_cancel(c);
-	/* READs still waiting for a chunk are answered on the next turn
-	 * (if a wait is already queued, the next freed chunk does it). */
-	if (c->wait_head && !c->bufwait) {
-		c->bufwait = true;
-		c->bufwait_ev.done = bufwait_done;
-		tgt_conn_get(c);
-		tgt_reactor_defer(c->r, &c->bufwait_ev, 0);
-	}
+	/* Waiting for a chunk holds a reference: let it go now rather than
+	 * at the next free on this reactor, which may be long. */
+	if (c->bufwait)
+		tgt_reactor_wake_buffer_waiters(c->r);
 	c->ops->shutdown(c, force);
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
 }
@@ -204,6 +221,8 @@ void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 	}
 	tgt_conn_close(c, false, why);
 }
+
+static void put_chunk(struct tgt_conn *c, void *buf, uint32_t cap);
 
 /* ---- responses ------------------------------------------------------- */
 
@@ -261,15 +280,11 @@ void tgt_req_sent(struct tgt_req *req, int err)
 		else
 			atomic_fetch_add(&c->srv->drained, 1);
 	}
-	if (req->buf && req->buf_heap) {
-		free(req->buf);
-	} else if (req->buf) {
-		c->buf_bytes -= req->length;
-		tgt_reactor_buf_free(c->r, req->buf);
-	}
+	put_chunk(c, req->buf, req->buf_cap);
 	req->buf = NULL;
-	req->buf_heap = false;
+	req->buf_cap = 0;
 	req->busy = false;
+	c->last_tx_ms = tgt_reactor_now_ms(c->r);
 	c->nbusy--;
 	tgt_conn_put(c);
 }
@@ -279,6 +294,7 @@ static void io_complete(struct tgt_io *io, int res)
 	struct tgt_req *req = (struct tgt_req *)io;
 	struct tgt_conn *c = req->conn;
 
+	c->ndisk--;
 	if (res < 0)
 		rblk_warn("reactor%u: %s volume %s: %s offset %" PRIu64 " length %u: %s",
 			  tgt_reactor_id(c->r), c->peer, c->vol->name,
@@ -318,12 +334,12 @@ static void submit_io(struct tgt_req *req)
 	io->offset = req->offset;
 	io->length = req->length;
 	io->buf = req->buf;
-	/* heap overflow buffers are not in the registered region */
-	io->buf_index = req->buf && !req->buf_heap ?
-			tgt_reactor_buf_index(c->r) : -1;
+	io->buf_index = req->buf ? tgt_reactor_buf_index(c->r) : -1;
 	io->complete = io_complete;
+	c->ndisk++;
 	ret = tgt_backend_submit(io);
 	if (ret < 0) {
+		c->ndisk--;
 		rblk_warn("reactor%u: %s volume %s: cannot submit %s: %s",
 			  tgt_reactor_id(c->r), c->peer, c->vol->name,
 			  rblk_opcode_str(req->opcode), strerror(-ret));
@@ -336,6 +352,8 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 {
 	struct tgt_conn *c = req->conn;
 
+	req->fetching = false;
+	c->nfetch--;
 	if (!err) {
 		submit_io(req);
 		return;
@@ -363,23 +381,62 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 /* ---- commands -------------------------------------------------------- */
 
 /*
- * Pool chunk for a command, within the connection's quota: one connection
- * may hold at most half the reactor's pool, so a client that stops reading
- * its answers cannot starve the others.  NULL when short.
+ * Pool chunks, charged by the chunk's size (not the request's length) to
+ * the connection (conn_cap) and to its host on this reactor (host_cap),
+ * so that neither one client nor one address can hold more than its share
+ * of the pool, whatever the others do (docs/target.md, "Buffers").
+ * credit: bytes of a chunk the caller gives back right after (growing a
+ * WRITE's buffer), not counted twice.  NULL when the pool or a cap is
+ * short; *cap is the chunk's size.
  */
-static void *take_chunk(struct tgt_conn *c, uint32_t len)
+static void *take_chunk(struct tgt_conn *c, uint32_t len, size_t credit,
+			uint32_t *cap)
 {
 	struct tgt_bufpool *pool = tgt_reactor_pool(c->r);
+	size_t sz = tgt_buf_chunk_size(len);
+	size_t conn_cap = c->srv->conn_cap ? c->srv->conn_cap
+					   : tgt_bufpool_size(pool) / 2;
+	size_t *hb = c->phost ? tgt_host_buf_bytes(c->phost, tgt_reactor_id(c->r))
+			     : NULL;
 	void *p;
 
-	if (c->buf_bytes + len > tgt_bufpool_size(pool) / 2)
+	if (c->buf_bytes - credit + sz > conn_cap)
+		return NULL;
+	if (hb && c->srv->host_cap && *hb - credit + sz > c->srv->host_cap)
 		return NULL;
 	p = tgt_buf_alloc(pool, len);
-	if (p)
-		c->buf_bytes += len;
+	if (!p)
+		return NULL;
+	c->buf_bytes += sz;
+	if (hb)
+		*hb += sz;
+	*cap = sz;
 	return p;
 }
 
+static void put_chunk(struct tgt_conn *c, void *buf, uint32_t cap)
+{
+	if (!buf)
+		return;
+	c->buf_bytes -= cap;
+	if (c->phost)
+		*tgt_host_buf_bytes(c->phost, tgt_reactor_id(c->r)) -= cap;
+	tgt_reactor_buf_free(c->r, buf);
+}
+
+static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_conn *c = (struct tgt_conn *)
+		((char *)ev - offsetof(struct tgt_conn, bufwait_ev));
+
+	c->bufwait = false;
+	if (c->state != TGT_CONN_CLOSING || c->draining)
+		c->ops->resume(c);
+	tgt_conn_put(c);
+}
+
+/* Back-pressure: the transport stops taking PDUs from c until a chunk was
+ * freed on this reactor; then ops->resume() (the retry may wait again). */
 static void wait_for_chunk(struct tgt_conn *c)
 {
 	if (c->bufwait)
@@ -390,41 +447,27 @@ static void wait_for_chunk(struct tgt_conn *c)
 	tgt_reactor_wait_buffer(c->r, &c->bufwait_ev);
 }
 
-/* Starts READs that were accepted while the pool was short; on a closing
- * connection answers them SHUTTING_DOWN instead (they never started). */
-static void run_waiting(struct tgt_conn *c)
+int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t want)
 {
-	struct tgt_req *req;
+	struct tgt_conn *c = req->conn;
+	uint32_t cap;
+	void *p;
 
-	while ((req = c->wait_head)) {
-		if (c->state != TGT_CONN_CLOSING) {
-			req->buf = take_chunk(c, req->length);
-			if (!req->buf) {
-				wait_for_chunk(c);
-				return;
-			}
-		}
-		c->wait_head = req->wait_next;
-		if (!c->wait_head)
-			c->wait_tail = NULL;
-		req->wait_next = NULL;
-		if (c->state == TGT_CONN_CLOSING)
-			finish_req(req, RBLK_S_SHUTTING_DOWN);
-		else
-			submit_io(req);
+	if (want > req->length)
+		want = req->length;
+	if (req->buf && req->buf_cap >= want)
+		return 0;
+	p = take_chunk(c, want, req->buf ? req->buf_cap : 0, &cap);
+	if (!p) {
+		wait_for_chunk(c);
+		return -EAGAIN;
 	}
-}
-
-static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct tgt_conn *c = (struct tgt_conn *)
-		((char *)ev - offsetof(struct tgt_conn, bufwait_ev));
-
-	c->bufwait = false;
-	run_waiting(c);
-	if (c->state != TGT_CONN_CLOSING || c->draining)
-		c->ops->resume(c);
-	tgt_conn_put(c);
+	if (have)
+		memcpy(p, req->buf, have);
+	put_chunk(c, req->buf, req->buf_cap);
+	req->buf = p;
+	req->buf_cap = cap;
+	return 0;
 }
 
 static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
@@ -434,7 +477,7 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	struct rblk_cmd cmd;
 	struct tgt_req *req;
 	void *data = NULL;
-	bool heap = false;
+	uint32_t cap = 0;
 	int st;
 
 	if (c->state == TGT_CONN_NEW) {
@@ -462,32 +505,19 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		send_err(c, cmd.tag, st, cmd.opcode);
 		return 0;
 	}
-	if (cmd.opcode == RBLK_OP_READ || cmd.opcode == RBLK_OP_WRITE) {
-		/* READs already waiting go first (a stream of small ones
-		 * must not starve a large one). */
-		if (!(cmd.opcode == RBLK_OP_READ && c->wait_head))
-			data = take_chunk(c, cmd.length);
-		if (!data && !(c->ops->flags & TGT_TP_F_INBAND_DATA)) {
-			/* Message transport (RDMA): the capsule waits in
-			 * its receive buffer until a chunk is free. */
+	/*
+	 * A chunk for the data, within the caps.  Without one the capsule is
+	 * not taken: the transport stops reading this connection until a
+	 * chunk is freed (back-pressure; RDMA leaves it in its receive
+	 * buffer, TCP in the stream).  A WRITE over a GROW_DATA transport
+	 * takes its chunk as the payload arrives (tgt_req_data_room).
+	 */
+	if (cmd.opcode == RBLK_OP_READ ||
+	    (cmd.opcode == RBLK_OP_WRITE && !(c->ops->flags & TGT_TP_F_GROW_DATA))) {
+		data = take_chunk(c, cmd.length, 0, &cap);
+		if (!data) {
 			wait_for_chunk(c);
 			return -EAGAIN;
-		}
-		/*
-		 * Stream transport: never stop reading while the client has
-		 * free slots (docs/protocol.md, flow control), or a client
-		 * blocked sending could deadlock with us.  A READ waits in
-		 * its slot for a chunk; a WRITE's payload is already on its
-		 * way, so it gets a heap buffer (bounded by depth x max_io).
-		 */
-		if (!data && cmd.opcode == RBLK_OP_WRITE) {
-			if (posix_memalign(&data, 4096, cmd.length))
-				data = NULL;
-			heap = data != NULL;
-			if (!data) {
-				send_err(c, cmd.tag, RBLK_S_NO_RESOURCES, cmd.opcode);
-				return 0;
-			}
 		}
 	}
 	req = &c->reqs[cmd.tag];
@@ -501,27 +531,24 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	req->offset = cmd.offset;
 	req->length = cmd.opcode == RBLK_OP_FLUSH ? 0 : cmd.length;
 	req->buf = data;
-	req->buf_heap = heap;
+	req->buf_cap = cap;
 	req->status = RBLK_S_OK;
 	req->start_ns = now_ns();
 	RBLK_DBG(RBLK_DBG_IO, "reactor%u: %s: tag %u %s offset %" PRIu64 " length %u",
 		 tgt_reactor_id(c->r), c->peer, cmd.tag,
 		 rblk_opcode_str(cmd.opcode), cmd.offset, cmd.length);
 	if (cmd.opcode == RBLK_OP_WRITE) {
-		int ret = c->ops->fetch_data(req);
+		int ret;
 
-		if (ret)
+		req->fetching = true;
+		req->fetch_ms = tgt_reactor_now_ms(c->r);
+		c->nfetch++;
+		ret = c->ops->fetch_data(req);
+		if (ret) {
+			req->fetching = false;
+			c->nfetch--;
 			finish_req(req, RBLK_S_NO_RESOURCES);
-		return 0;
-	}
-	if ((cmd.opcode == RBLK_OP_READ) && !data) {
-		req->wait_next = NULL;
-		if (c->wait_tail)
-			c->wait_tail->wait_next = req;
-		else
-			c->wait_head = req;
-		c->wait_tail = req;
-		wait_for_chunk(c);
+		}
 		return 0;
 	}
 	submit_io(req);
@@ -569,8 +596,13 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		if (depth > RBLK_MAX_QUEUE_DEPTH)
 			depth = RBLK_MAX_QUEUE_DEPTH;
 		c->reqs = calloc(depth, sizeof(*c->reqs));
-		if (!c->reqs) {
+		if (!c->reqs)
 			st = RBLK_S_NO_RESOURCES;
+		else if (c->ops->login && (st = c->ops->login(c, depth)))
+			st = st == -EINVAL ? RBLK_S_INVALID_FIELD : RBLK_S_NO_RESOURCES;
+		if (st != RBLK_S_OK) {
+			free(c->reqs);
+			c->reqs = NULL;
 			memset(rsp.auth, 0, sizeof(rsp.auth));
 			tgt_session_close(c->sess);
 			c->sess = NULL;
@@ -593,6 +625,8 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 			RBLK_DEFAULT_MAX_WRITE_ZEROES : 0;
 		c->state = TGT_CONN_LIVE;
 		login_timer_cancel(c);
+		tgt_host_prelogin_put(c->prelogin);
+		c->prelogin = NULL;
 		tgt_session_set_kick(c->sess, conn_kick, c);
 		rsp.queue_depth = depth;
 		rsp.vol_flags = vol->flags;
@@ -704,6 +738,15 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 
 	if (c->state == TGT_CONN_CLOSING && !c->draining)
 		return -ECONNABORTED;
+	c->last_rx_ms = tgt_reactor_now_ms(c->r);
+	if (c->refused && c->state == TGT_CONN_NEW) {
+		/* Over max_connections(_per_host): the client reads why. */
+		tgt_conn_fatal(c, RBLK_S_NO_RESOURCES, type,
+			       c->refused == -EMFILE ?
+			       "refused: max_connections_per_host reached for this address" :
+			       "refused: max_connections reached");
+		return -ECONNABORTED;
+	}
 	switch (type) {
 	case RBLK_PDU_CMD:
 		return handle_cmd(c, buf, have, pdu_len);
@@ -759,4 +802,57 @@ void tgt_conns_stop(struct tgt_reactor *r, bool force)
 bool tgt_conns_busy(struct tgt_reactor *r)
 {
 	return *tgt_reactor_conn_list(r) != NULL;
+}
+
+/*
+ * About once a second.  A logged-in session that has sent nothing (no
+ * command, no KEEPALIVE) and been sent nothing for idle_timeout, with
+ * nothing at the disk, is closed: well-behaved clients send a KEEPALIVE
+ * every keep_alive_tmo / 2 of silence (docs/protocol.md), so only a gone
+ * or hostile one is this quiet, and it would hold a descriptor, a slot
+ * table and whatever chunks its unread answers pin for good.  A
+ * connection waiting for memory while holding none is a victim, not idle;
+ * one with WRITE data on its way answers to data_timeout instead.
+ * A WRITE whose payload has not all arrived within data_timeout of its
+ * capsule closes the connection.  Checked on the 1 Hz tick against the
+ * reactor's per-turn clock: both fire between the timeout and 1 s after.
+ */
+static bool payload_late(struct tgt_conn *c, uint64_t now, uint64_t tmo_ms)
+{
+	for (unsigned i = 0; i < c->depth; i++)
+		if (c->reqs[i].busy && c->reqs[i].fetching &&
+		    now - c->reqs[i].fetch_ms >= tmo_ms)
+			return true;
+	return false;
+}
+
+void tgt_conns_tick(struct tgt_reactor *r)
+{
+	struct tgt_conn *c, *next;
+	uint64_t now = tgt_reactor_now_ms(r);
+
+	for (c = *tgt_reactor_conn_list(r); c; c = next) {
+		const struct tgt_config *cfg = &c->srv->cfg;
+		char why[96];
+
+		tgt_conn_get(c);
+		if (c->state == TGT_CONN_LIVE && cfg->data_timeout && c->nfetch &&
+		    payload_late(c, now, cfg->data_timeout * 1000ull)) {
+			snprintf(why, sizeof(why),
+				 "WRITE payload not received within %u s (data_timeout)",
+				 cfg->data_timeout);
+			tgt_conn_close(c, true, why);
+		} else if (c->state == TGT_CONN_LIVE && cfg->idle_timeout &&
+			   now - c->last_rx_ms >= cfg->idle_timeout * 1000ull &&
+			   now - c->last_tx_ms >= cfg->idle_timeout * 1000ull &&
+			   !c->ndisk && !c->nfetch && !(c->bufwait && !c->buf_bytes)) {
+			snprintf(why, sizeof(why),
+				 "idle for %u s: no command or KEEPALIVE (idle_timeout)",
+				 cfg->idle_timeout);
+			/* Answers it does not read are dropped with it. */
+			tgt_conn_close(c, c->nbusy != 0, why);
+		}
+		next = c->next;
+		tgt_conn_put(c);
+	}
 }

@@ -14,6 +14,7 @@
 
 #include "acl.h"
 #include "backend.h"
+#include "hosts.h"
 #include "reactor.h"
 #include "rblk_proto.h"
 #include "stats.h"
@@ -37,8 +38,9 @@ struct tgt_req {
 	uint64_t offset;
 	uint32_t length;
 	void    *buf;			/* pool chunk for READ/WRITE, or NULL */
-	bool     buf_heap;		/* buf is a malloc'd overflow buffer */
-	struct tgt_req *wait_next;	/* conn's list of READs awaiting a chunk */
+	uint32_t buf_cap;		/* its size: what the caps are charged */
+	bool     fetching;		/* WRITE payload on its way (fetch_data) */
+	uint64_t fetch_ms;		/* since (reactor clock), for data_timeout */
 	uint64_t start_ns;
 	uint8_t  rsp[sizeof(struct rblk_wire_rsp)];
 	uint32_t rsp_len;
@@ -68,11 +70,15 @@ struct tgt_conn {
 	unsigned depth;
 	struct tgt_req *reqs;		/* depth slots */
 	unsigned nbusy;
-	size_t   buf_bytes;		/* pool bytes this connection holds */
+	unsigned ndisk;			/* requests at the backend */
+	unsigned nfetch;		/* requests whose payload is on its way */
+	size_t   buf_bytes;		/* pool bytes (chunk sizes) this connection holds */
+	struct tgt_host *phost;		/* its peer address's counts (hosts.h) */
+	int      refused;		/* over a connection limit: -ENFILE / -EMFILE */
+	uint64_t last_rx_ms, last_tx_ms; /* last PDU in, last reply out (reactor clock) */
 	struct rblk_cmd_limits lim;
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;
-	struct tgt_req *wait_head, *wait_tail;	/* accepted, no chunk yet */
 	struct tgt_event login_ev;	/* login_timeout timer */
 	struct __kernel_timespec login_ts;
 	bool     login_timer;		/* armed (holds a reference) */
@@ -80,6 +86,10 @@ struct tgt_conn {
 	struct tgt_io_stats stats;
 	struct tgt_session *sess;	/* after LOGIN: holds the export (acl.h) */
 	struct tgt_auth_state auth;	/* LOGIN challenge state */
+	/* Its host's entry, counting it as not logged in yet (hosts.h,
+	 * tgt_host_prelogin_get): set by the transport at accept, before
+	 * tgt_conn_init; released at LOGIN or free. */
+	struct tgt_host *prelogin;
 };
 
 /*
@@ -125,6 +135,17 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
  * answered SHUTTING_DOWN.
  */
 void tgt_req_data_done(struct tgt_req *req, int err);
+/*
+ * TGT_TP_F_GROW_DATA transports: make req->buf hold at least want bytes
+ * of the WRITE payload (want <= req->length), keeping the first have
+ * bytes.  The chunk is taken as the payload arrives, not when the capsule
+ * does, so a client that announces 1 MiB and sends 1 byte holds 4 KiB.
+ * Returns 0 (req->buf, req->buf_cap have room), or -EAGAIN when the pool
+ * or a cap (connection, host) is short: stop receiving; ops->resume()
+ * follows once memory was freed.
+ */
+int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t want);
+
 /* send_rsp finished (err -errno if not delivered): releases the slot. */
 void tgt_req_sent(struct tgt_req *req, int err);
 
@@ -154,5 +175,7 @@ void tgt_conn_put(struct tgt_conn *c);
 /* Reactor stop hooks (server.c wires them into tgt_reactor_params). */
 void tgt_conns_stop(struct tgt_reactor *r, bool force);
 bool tgt_conns_busy(struct tgt_reactor *r);
+/* Reactor tick (about 1 Hz): idle_timeout and data_timeout. */
+void tgt_conns_tick(struct tgt_reactor *r);
 
 #endif /* RBLK_TARGET_CONN_H */

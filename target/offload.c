@@ -72,10 +72,23 @@ static void *offload_thread(void *arg)
 
 		while (!o->stop && !o->todo_head)
 			pthread_cond_wait(&o->cond, &o->lock);
-		if (o->stop)
-			break;
 		job = o->todo_head;
-		o->todo_head = job->next;
+		/* Stopping: only what must run still does (final flushes). */
+		while (o->stop && job && !job->must_run)
+			job = job->next;
+		if (!job)
+			break;
+		if (job == o->todo_head)
+			o->todo_head = job->next;
+		else {
+			struct tgt_offload_job *p = o->todo_head;
+
+			while (p->next != job)
+				p = p->next;
+			p->next = job->next;
+			if (o->todo_tail == job)
+				o->todo_tail = p;
+		}
 		if (!o->todo_head)
 			o->todo_tail = NULL;
 		pthread_mutex_unlock(&o->lock);
@@ -140,6 +153,15 @@ void tgt_offload_destroy(struct tgt_offload *o)
 	pthread_cond_signal(&o->cond);
 	pthread_mutex_unlock(&o->lock);
 	pthread_join(o->thread, NULL);
+	/* The reactor will not complete these any more. */
+	while (o->done_head) {
+		struct tgt_offload_job *job = o->done_head;
+
+		o->done_head = job->next;
+		job->next = NULL;
+		if (job->must_run)
+			job->ev.done(&job->ev, job->res, 0);
+	}
 	pthread_cond_destroy(&o->cond);
 	pthread_mutex_destroy(&o->lock);
 	close(o->efd);

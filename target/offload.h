@@ -20,6 +20,14 @@ struct tgt_offload_job {
 	int (*run)(struct tgt_offload_job *job);
 	struct tgt_offload_job *next;
 	int res;
+	/*
+	 * Set by the submitter: the job must run even if the reactor stops
+	 * first (a volume's final flush and close).  tgt_offload_destroy
+	 * then runs it if it is still queued, and calls ev.done on its own
+	 * thread (the reactor's loop is gone), so done may only release
+	 * memory.  Other jobs of a stopped reactor are dropped.
+	 */
+	bool must_run;
 };
 
 /*
@@ -31,9 +39,10 @@ struct tgt_offload_job {
 int tgt_offload_submit(struct tgt_reactor *r, struct tgt_offload_job *job);
 
 /*
- * Stops and joins the thread after the job it is running (queued jobs are
- * dropped: their reactor has stopped), frees o.  NULL is fine.  Called by
- * tgt_reactor_destroy after the ring is gone.
+ * Stops and joins the thread after the job it is running and the queued
+ * must_run jobs (the other queued jobs are dropped: their reactor has
+ * stopped), completes the must_run jobs that the reactor did not, frees
+ * o.  NULL is fine.  Called by tgt_reactor_destroy after the ring is gone.
  */
 void tgt_offload_destroy(struct tgt_offload *o);
 

@@ -166,6 +166,8 @@ static void post_drain(struct rdma_conn *rc)
 	check_drained(rc, false);
 }
 
+static void sq_fail_waiting(struct rdma_conn *rc);
+
 static void start_disconnect(struct rdma_conn *rc)
 {
 	if (rc->disconnecting)
@@ -175,6 +177,7 @@ static void start_disconnect(struct rdma_conn *rc)
 	 * and tells the initiator; before ESTABLISHED it can fail. */
 	if (rdma_disconnect(rc->id))
 		rblk_rdma_qp_to_error(rc->id->qp);
+	sq_fail_waiting(rc);
 	post_drain(rc);
 }
 
@@ -306,7 +309,7 @@ static int post_rx(struct rdma_conn *rc, struct rx_slot *s)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)s->buf,
 		.length = RX_SIZE,
-		.lkey = rc->mem_mr->lkey,
+		.lkey = s->lkey,
 	};
 	struct ibv_recv_wr wr = {
 		.wr_id = (uintptr_t)&s->ev,
@@ -338,7 +341,7 @@ static int note_cmd(struct rdma_conn *rc, const uint8_t *buf, uint32_t len)
 	if (c->state != TGT_CONN_LIVE)
 		return 0;
 	st = rblk_decode_cmd(buf, len, &c->lim, &cmd, sgl);
-	if (st != RBLK_S_BAD_TAG && cmd.tag < rc->depth && rc->rsp_busy[cmd.tag])
+	if (st != RBLK_S_BAD_TAG && cmd.tag < rc->io_depth && rc->rsp_busy[cmd.tag])
 		return -EBUSY;
 	if (st != RBLK_S_OK || cmd.tag >= c->depth || c->reqs[cmd.tag].busy)
 		return 0;
@@ -381,10 +384,6 @@ static int offer(struct rdma_conn *rc, struct rx_slot *s)
 		if (ret != -ECONNABORTED)
 			tgt_conn_close(c, true, "protocol error");
 		return ret;
-	}
-	if (c->state == TGT_CONN_LIVE && c->depth > rc->depth) {
-		fail_conn(rc, "LOGIN asked for a deeper queue than the RDMA connect");
-		return -EPROTO;
 	}
 	if (!rc->disconnecting && !rc->failed) {
 		ret = post_rx(rc, s);
@@ -461,36 +460,118 @@ static void rdma_resume(struct tgt_conn *c)
 	tgt_reactor_defer(c->r, &rc->resume_ev, 0);
 }
 
+/* ---- send queue budget ------------------------------------------------------ */
+
+/*
+ * Data WRs are posted within rc->sq_free (SQ_DATA_MAX at most, whatever
+ * the depth, so that a QP made for a deep queue stays small); a request
+ * whose chain does not fit waits in order in rc->sq_wait_*.  What a
+ * request holds is given back when its signaled WR (the last of its chain)
+ * completes, flushed or not.  tgt_req.tp is the transport's: */
+#define SQ_HELD(req)	((req)->tp.u64[0])	/* WRs it holds */
+#define SQ_NEXT(req)	((req)->tp.ptr[1])	/* wait FIFO link */
+#define SQ_KIND(req)	((req)->tp.u64[2])
+#define SQ_FETCH	1
+#define SQ_RSP		2
+
+static unsigned sq_need(struct rdma_conn *rc, struct tgt_req *req)
+{
+	unsigned n = rc->sgl[req->tag].n;
+
+	if (SQ_KIND(req) == SQ_FETCH)
+		return n;
+	return (req->opcode == RBLK_OP_READ && req->status == RBLK_S_OK ? n : 0) + 1;
+}
+
+/* True (room taken) when req may post now; else it joins the FIFO. */
+static bool sq_take(struct rdma_conn *rc, struct tgt_req *req, unsigned kind)
+{
+	unsigned n;
+
+	SQ_KIND(req) = kind;
+	SQ_HELD(req) = 0;
+	n = sq_need(rc, req);
+	if (!rc->sq_wait_head && rc->sq_free >= n) {
+		rc->sq_free -= n;
+		SQ_HELD(req) = n;
+		return true;
+	}
+	SQ_NEXT(req) = NULL;
+	if (rc->sq_wait_tail)
+		SQ_NEXT(rc->sq_wait_tail) = req;
+	else
+		rc->sq_wait_head = req;
+	rc->sq_wait_tail = req;
+	return false;
+}
+
+static void sq_give(struct rdma_conn *rc, struct tgt_req *req)
+{
+	rc->sq_free += SQ_HELD(req);
+	SQ_HELD(req) = 0;
+}
+
+/* The connection is going: what waits for room fails (on the next turn). */
+static void sq_fail_waiting(struct rdma_conn *rc)
+{
+	struct tgt_req *req;
+
+	while ((req = rc->sq_wait_head)) {
+		rc->sq_wait_head = SQ_NEXT(req);
+		tgt_reactor_defer(rc->c.r, &req->ev, -ECONNRESET);
+	}
+	rc->sq_wait_tail = NULL;
+}
+
+static int post_fetch(struct rdma_conn *rc, struct tgt_req *req);
+static int post_rsp(struct rdma_conn *rc, struct tgt_req *req);
+
+/* Posts waiting requests, in order, while they fit. */
+static void sq_run(struct rdma_conn *rc)
+{
+	struct tgt_req *req;
+
+	while ((req = rc->sq_wait_head) && !rc->disconnecting && !rc->failed) {
+		unsigned n = sq_need(rc, req);
+		int ret;
+
+		if (rc->sq_free < n)
+			return;
+		rc->sq_wait_head = SQ_NEXT(req);
+		if (!rc->sq_wait_head)
+			rc->sq_wait_tail = NULL;
+		rc->sq_free -= n;
+		SQ_HELD(req) = n;
+		ret = SQ_KIND(req) == SQ_FETCH ? post_fetch(rc, req) :
+						 post_rsp(rc, req);
+		if (ret) {
+			sq_give(rc, req);
+			tgt_reactor_defer(rc->c.r, &req->ev, ret);
+			fail_conn(rc, "cannot post to the send queue");
+		}
+	}
+}
+
 /* ---- data path ------------------------------------------------------------ */
 
 static void data_done(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tgt_req *req = EV_OWNER(ev, struct tgt_req, ev);
+	struct rdma_conn *rc = RC(req->conn);
 
+	sq_give(rc, req);
+	if (rc->sq_wait_head)
+		sq_run(rc);
 	tgt_req_data_done(req, res < 0 ? res : 0);
 }
 
-static int rdma_fetch_data(struct tgt_req *req)
+static int post_fetch(struct rdma_conn *rc, struct tgt_req *req)
 {
-	struct rdma_conn *rc = RC(req->conn);
 	struct tag_sgl *t = &rc->sgl[req->tag];
 	struct ibv_send_wr wr[RBLK_MAX_SGE];
 	struct ibv_sge sge[RBLK_MAX_SGE];
 	uint32_t off = 0;
 
-	if (rc->disconnecting || rc->failed)
-		return -ECONNRESET;
-	req->ev.done = data_done;
-	if (t->n == 0) {
-		/* Inline: the data follows the capsule in the receive buffer,
-		 * which conn.c hands us synchronously (cur_pdu). */
-		if (!rc->cur_pdu)
-			return -EINVAL;
-		memcpy(req->buf, rc->cur_pdu + sizeof(struct rblk_wire_cmd),
-		       req->length);
-		tgt_reactor_defer(req->conn->r, &req->ev, 0);
-		return 0;
-	}
 	for (unsigned i = 0; i < t->n; i++) {
 		sge[i] = (struct ibv_sge) {
 			.addr = (uintptr_t)req->buf + off,
@@ -514,6 +595,33 @@ static int rdma_fetch_data(struct tgt_req *req)
 	return rblk_rdma_post_send(rc->id->qp, wr);
 }
 
+static int rdma_fetch_data(struct tgt_req *req)
+{
+	struct rdma_conn *rc = RC(req->conn);
+	int ret;
+
+	if (rc->disconnecting || rc->failed)
+		return -ECONNRESET;
+	req->ev.done = data_done;
+	SQ_HELD(req) = 0;
+	if (rc->sgl[req->tag].n == 0) {
+		/* Inline: the data follows the capsule in the receive buffer,
+		 * which conn.c hands us synchronously (cur_pdu). */
+		if (!rc->cur_pdu)
+			return -EINVAL;
+		memcpy(req->buf, rc->cur_pdu + sizeof(struct rblk_wire_cmd),
+		       req->length);
+		tgt_reactor_defer(req->conn->r, &req->ev, 0);
+		return 0;
+	}
+	if (!sq_take(rc, req, SQ_FETCH))
+		return 0;	/* posted by sq_run when room comes back */
+	ret = post_fetch(rc, req);
+	if (ret)
+		sq_give(rc, req);
+	return ret;
+}
+
 static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tgt_req *req = EV_OWNER(ev, struct tgt_req, ev);
@@ -521,6 +629,9 @@ static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
 
 	tgt_conn_get(c);
 	RC(c)->rsp_busy[req->tag] = 0;
+	sq_give(RC(c), req);
+	if (RC(c)->sq_wait_head)
+		sq_run(RC(c));
 	tgt_req_sent(req, res < 0 ? res : 0);
 	if (RC(c)->pend_head)
 		run_pending(RC(c));
@@ -528,9 +639,8 @@ static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
 	tgt_conn_put(c);
 }
 
-static void rdma_send_rsp(struct tgt_req *req)
+static int post_rsp(struct rdma_conn *rc, struct tgt_req *req)
 {
-	struct rdma_conn *rc = RC(req->conn);
 	struct tag_sgl *t = &rc->sgl[req->tag];
 	struct ibv_send_wr wr[RBLK_MAX_SGE + 1];
 	struct ibv_sge sge[RBLK_MAX_SGE + 1];
@@ -539,11 +649,6 @@ static void rdma_send_rsp(struct tgt_req *req)
 	uint32_t off = 0;
 	int ret;
 
-	req->ev.done = rsp_sent;
-	if (rc->disconnecting || rc->failed) {
-		tgt_reactor_defer(req->conn->r, &req->ev, -ECONNRESET);
-		return;
-	}
 	if (req->opcode == RBLK_OP_READ && req->status == RBLK_S_OK) {
 		for (; n < t->n; n++) {
 			sge[n] = (struct ibv_sge) {
@@ -563,7 +668,7 @@ static void rdma_send_rsp(struct tgt_req *req)
 			off += t->sge[n].length;
 		}
 	}
-	slot = rc->mem + (size_t)rc->depth * RX_SIZE + (size_t)req->tag * RSP_SLOT;
+	slot = rc->mem + (size_t)rc->io_depth * RX_SIZE + (size_t)req->tag * RSP_SLOT;
 	memcpy(slot, req->rsp, req->rsp_len);
 	sge[n] = (struct ibv_sge) {
 		.addr = (uintptr_t)slot,
@@ -582,7 +687,25 @@ static void rdma_send_rsp(struct tgt_req *req)
 	ret = rblk_rdma_post_send(rc->id->qp, wr);
 	if (!ret)
 		rc->rsp_busy[req->tag] = 1;
+	return ret;
+}
+
+static void rdma_send_rsp(struct tgt_req *req)
+{
+	struct rdma_conn *rc = RC(req->conn);
+	int ret;
+
+	req->ev.done = rsp_sent;
+	SQ_HELD(req) = 0;
+	if (rc->disconnecting || rc->failed) {
+		tgt_reactor_defer(req->conn->r, &req->ev, -ECONNRESET);
+		return;
+	}
+	if (!sq_take(rc, req, SQ_RSP))
+		return;		/* posted by sq_run when room comes back */
+	ret = post_rsp(rc, req);
 	if (ret) {
+		sq_give(rc, req);
 		tgt_reactor_defer(req->conn->r, &req->ev, ret);
 		fail_conn(rc, "cannot post a response");
 	}
@@ -621,7 +744,7 @@ static int rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 	sge = (struct ibv_sge) {
 		.addr = (uintptr_t)s->buf,
 		.length = (uint32_t)len,
-		.lkey = rc->mem_mr->lkey,
+		.lkey = rc->ctl_mr->lkey,
 	};
 	wr = (struct ibv_send_wr) {
 		.wr_id = (uintptr_t)&s->ev,
@@ -689,20 +812,24 @@ void tgt_rdma_conn_release(struct rdma_conn *rc)
 		rblk_rdma_cq_rearm(rc->cc, rc->cq);	/* ack what is pending */
 	rblk_rdma_cq_destroy(rc->cc, rc->cq);
 	rblk_rdma_mr_dereg(rc->mem_mr);
+	rblk_rdma_mr_dereg(rc->ctl_mr);
 	tgt_rdma_dev_put(rc->dev);
 	rblk_rdma_id_destroy(rc->id);
 	rblk_rdma_channel_destroy(rc->cm_ch);
 	rc->cc = NULL;
 	rc->cq = NULL;
 	rc->mem_mr = NULL;
+	rc->ctl_mr = NULL;
 	rc->dev = NULL;
 	rc->id = NULL;
 	rc->cm_ch = NULL;
 	free(rc->mem);
+	free(rc->ctl_mem);
 	free(rc->rx);
 	free(rc->sgl);
 	free(rc->rsp_busy);
 	rc->mem = NULL;
+	rc->ctl_mem = NULL;
 	rc->rx = NULL;
 	rc->sgl = NULL;
 	rc->rsp_busy = NULL;
@@ -720,7 +847,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 	rc->drain_tmo_ev.done = drain_tmo_done;
 	rc->cm_ev.done = cm_ready;
 	rc->cq_ev.done = cq_ready;
-	p = rc->mem + (size_t)rc->depth * (RX_SIZE + RSP_SLOT);
+	p = rc->ctl_mem;
 	for (unsigned i = 0; i < CTL_SLOTS; i++) {
 		rc->ctl[i].ev.done = ctl_sent;
 		rc->ctl[i].rc = rc;
@@ -728,10 +855,61 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 		rc->ctl[i].size = i < CTL_SMALL ? CTL_SMALL_SIZE : CTL_BIG_SIZE;
 		p += rc->ctl[i].size;
 	}
-	for (unsigned i = 0; i < rc->depth; i++) {
+	/* Enough for LOGIN (twice with a challenge) or DISCOVER: the depth's
+	 * receives wait for LOGIN to pass (rdma_login). */
+	for (unsigned i = 0; i < PRE_RX; i++) {
+		rc->rx_pre[i].ev.done = rx_done;
+		rc->rx_pre[i].rc = rc;
+		rc->rx_pre[i].buf = p + (size_t)i * RX_SIZE;
+		rc->rx_pre[i].lkey = rc->ctl_mr->lkey;
+		ret = post_rx(rc, &rc->rx_pre[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * LOGIN is about to be accepted with depth (<= the depth granted at
+ * connect): the receive buffers, response slots and per-tag state for it,
+ * all receives posted before the LOGIN_RSP goes out, so the initiator's
+ * first commands find them.  Registering them here costs this reactor a
+ * moment once per logged-in queue, instead of every CONNECT_REQUEST
+ * costing the main thread the whole depth.  On failure what was made
+ * stays in rc for teardown (receives may be posted already).
+ */
+static int rdma_login(struct tgt_conn *c, unsigned depth)
+{
+	struct rdma_conn *rc = RC(c);
+	size_t size = (size_t)depth * (RX_SIZE + RSP_SLOT);
+	int ret;
+
+	if (depth > rc->depth) {
+		rblk_warn("rdma: %s: LOGIN asks for depth %u, the connect was granted %u",
+			  c->peer, depth, rc->depth);
+		return -EINVAL;
+	}
+	if (rc->mem)
+		return -EALREADY;
+	rc->mem = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+	rc->rx = calloc(depth, sizeof(*rc->rx));
+	rc->sgl = calloc(depth, sizeof(*rc->sgl));
+	rc->rsp_busy = calloc(depth, 1);
+	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy)
+		return -ENOMEM;
+	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, size,
+			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);
+	if (ret) {
+		rblk_warn("rdma: %s: cannot register %zu KiB of receive buffers: %s",
+			  c->peer, size >> 10, strerror(-ret));
+		return ret;
+	}
+	rc->io_depth = depth;
+	for (unsigned i = 0; i < depth; i++) {
 		rc->rx[i].ev.done = rx_done;
 		rc->rx[i].rc = rc;
 		rc->rx[i].buf = rc->mem + (size_t)i * RX_SIZE;
+		rc->rx[i].lkey = rc->mem_mr->lkey;
 		ret = post_rx(rc, &rc->rx[i]);
 		if (ret)
 			return ret;
@@ -753,6 +931,7 @@ void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
 	snprintf(peer, sizeof(peer), "rdma:%s:%u", ip, ntohs(rdma_get_dst_port(rc->id)));
 	if (tgt_reactor_stopping(r)) {
+		tgt_host_prelogin_put(rc->c.prelogin);
 		tgt_rdma_conn_release(rc);
 		free(rc);
 		return;
@@ -780,4 +959,5 @@ const struct tgt_transport_ops tgt_transport_rdma = {
 	.resume = rdma_resume,
 	.shutdown = rdma_shutdown,
 	.free = rdma_free,
+	.login = rdma_login,
 };

@@ -26,6 +26,14 @@
 #define CTL_BIG_SIZE	(sizeof(struct rblk_wire_discover_rsp) + \
 			 RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry))
 #define CTL_SLOTS	(CTL_SMALL + CTL_BIG)
+/* Receives posted before LOGIN: LOGIN, a second LOGIN after a challenge,
+ * or DISCOVER come one at a time.  The depth granted at connect gets its
+ * receive buffers only once LOGIN has passed (rdma_login). */
+#define PRE_RX		2
+/* Send-queue WRs for data (RDMA READ/WRITE chains + response SENDs) per
+ * connection, whatever its depth: more wait in the connection's FIFO.
+ * Control PDUs (CTL_SLOTS) and the drain marker have room of their own. */
+#define SQ_DATA_MAX	512
 #define CQ_BATCH	32
 #define MAX_DEVS	8
 
@@ -52,6 +60,7 @@ struct rx_slot {
 	struct tgt_event ev;
 	struct rdma_conn *rc;
 	uint8_t *buf;
+	uint32_t lkey;
 	uint32_t len;			/* bytes received */
 	struct rx_slot *next;		/* pending FIFO */
 };
@@ -80,19 +89,30 @@ struct rdma_conn {
 	struct rdma_cm_id *id;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
-	unsigned depth;			/* receives posted; LOGIN may not ask more */
+	unsigned depth;			/* granted at connect; LOGIN may not ask more */
+	unsigned io_depth;		/* 0 until LOGIN passed, then its depth */
 
-	uint8_t *mem;			/* rx slots | rsp slots | ctl slots */
+	/* Before LOGIN only this small area exists (issue 11: a CONNECT
+	 * REQUEST used to pin depth x 4.4 KiB of receive buffers at once). */
+	uint8_t *ctl_mem;		/* ctl slots | PRE_RX rx slots */
+	struct ibv_mr *ctl_mr;
+	struct rx_slot rx_pre[PRE_RX];
+	/* From LOGIN on: io_depth rx slots | io_depth rsp slots. */
+	uint8_t *mem;
 	struct ibv_mr *mem_mr;
 	struct rx_slot *rx;
 	struct ctl_slot ctl[CTL_SLOTS];
 	unsigned ctl_inflight;
-	struct tag_sgl *sgl;		/* [depth] */
+	/* Data WRs the send queue still has room for, and requests waiting
+	 * for room (linked through tgt_req.tp, in order). */
+	unsigned sq_free;
+	struct tgt_req *sq_wait_head, *sq_wait_tail;
+	struct tag_sgl *sgl;		/* [io_depth] */
 	/* [depth]: response posted, its send completion not seen yet.  The
 	 * initiator may already have the response and reuse the tag; conn.c
 	 * still holds the slot until tgt_req_sent, so such a command waits
 	 * in the pending FIFO for that completion. */
-	uint8_t *rsp_busy;
+	uint8_t *rsp_busy;		/* [io_depth] */
 	struct rx_slot *pend_head, *pend_tail;
 	const uint8_t *cur_pdu;		/* capsule being offered to conn.c */
 

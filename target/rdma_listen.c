@@ -123,7 +123,8 @@ static bool resource_err(int err)
  * Returns 0 or -errno (-ENOMEM, -EMFILE... tell the caller to back off).
  */
 static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
-		      unsigned depth, uint8_t rd_atom, uint16_t queue_id)
+		      unsigned depth, uint8_t rd_atom, uint16_t queue_id,
+		      struct tgt_host *src)
 {
 	struct tgt_reactor *r = tgt_server_pick_reactor(l->srv);
 	struct rblk_rdma_qp_caps caps;
@@ -134,16 +135,19 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	struct rdma_conn *rc;
 	struct ibv_mr *pool_mr;
 	size_t mem_size;
+	unsigned sq_data;
 	int ret = -ENOMEM, cqe;
 
 	rc = tgt_conn_alloc(sizeof(*rc));
 	if (!rc) {
 		rblk_warn_rl(&conn_rl, "rdma: %s: refusing connection: out of memory",
 			     l->addr);
+		tgt_host_prelogin_put(src);
 		reject(id, RBLK_S_NO_RESOURCES);
 		rblk_rdma_id_destroy(id);
 		return ret;
 	}
+	rc->c.prelogin = src;
 	rc->srv = l->srv;
 	rc->busy_poll = l->srv->cfg.rdma_busy_poll;
 	rc->depth = depth;
@@ -168,16 +172,24 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	}
 	rc->id = id;
 	id->context = rc;
-	/* Sends: per request up to max_sge RDMA WRITE/READs + the response,
-	 * plus control PDUs and the drain marker; receives: depth + marker. */
+	/* Sends: data chains (a request needs up to max_sge RDMA WRITE/READs
+	 * + the response) within a budget that does not grow with the depth
+	 * (rdma.c queues what does not fit), plus control PDUs and the drain
+	 * marker; receives: depth + the pre-login ones.  Sized for the depth
+	 * granted now because a QP cannot grow, but only the receives posted
+	 * before LOGIN get buffers (PRE_RX); the rest come at LOGIN. */
+	sq_data = depth * (RBLK_MAX_SGE + 1);
+	if (sq_data > SQ_DATA_MAX)
+		sq_data = SQ_DATA_MAX;
+	if (sq_data + CTL_SLOTS + 1 > (uint32_t)da.max_qp_wr)
+		sq_data = (uint32_t)da.max_qp_wr - CTL_SLOTS - 1;
+	rc->sq_free = sq_data;
 	caps = (struct rblk_rdma_qp_caps) {
-		.max_send_wr = depth * (RBLK_MAX_SGE + 1) + CTL_SLOTS + 1,
-		.max_recv_wr = depth + 1,
+		.max_send_wr = sq_data + CTL_SLOTS + 1,
+		.max_recv_wr = depth + PRE_RX,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 	};
-	if (caps.max_send_wr > (uint32_t)da.max_qp_wr)
-		caps.max_send_wr = (uint32_t)da.max_qp_wr;
 	cqe = (int)(caps.max_send_wr + caps.max_recv_wr);
 	if (cqe > da.max_cqe)
 		cqe = da.max_cqe;
@@ -193,18 +205,15 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 			    strerror(-ret));
 		goto out_destroy;
 	}
-	mem_size = (size_t)depth * RX_SIZE + (size_t)depth * RSP_SLOT +
-		   CTL_SMALL * CTL_SMALL_SIZE + CTL_BIG * CTL_BIG_SIZE;
-	rc->mem = aligned_alloc(4096, (mem_size + 4095) & ~(size_t)4095);
-	rc->rx = calloc(depth, sizeof(*rc->rx));
-	rc->sgl = calloc(depth, sizeof(*rc->sgl));
-	rc->rsp_busy = calloc(depth, 1);
-	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy) {
+	mem_size = CTL_SMALL * CTL_SMALL_SIZE + CTL_BIG * CTL_BIG_SIZE +
+		   PRE_RX * RX_SIZE;
+	rc->ctl_mem = aligned_alloc(4096, (mem_size + 4095) & ~(size_t)4095);
+	if (!rc->ctl_mem) {
 		ret = -ENOMEM;
 		goto out_destroy;
 	}
-	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, mem_size,
-			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);
+	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->ctl_mem, mem_size,
+			       IBV_ACCESS_LOCAL_WRITE, &rc->ctl_mr);
 	if (ret)
 		goto out_destroy;
 	ret = tgt_rdma_conn_prepare(rc);
@@ -235,14 +244,12 @@ out_destroy:
 	reject(id, RBLK_S_NO_RESOURCES);
 	rblk_rdma_qp_destroy(id);
 	rblk_rdma_cq_destroy(rc->cc, rc->cq);
-	rblk_rdma_mr_dereg(rc->mem_mr);
+	rblk_rdma_mr_dereg(rc->ctl_mr);
 	tgt_rdma_dev_put(rc->dev);
 	rblk_rdma_id_destroy(id);
 	rblk_rdma_channel_destroy(rc->cm_ch);
-	free(rc->mem);
-	free(rc->rx);
-	free(rc->sgl);
-	free(rc->rsp_busy);
+	free(rc->ctl_mem);
+	tgt_host_prelogin_put(src);
 	free(rc);
 	return ret ? ret : -ENOMEM;
 }
@@ -251,8 +258,10 @@ out_destroy:
 static int connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
+	struct tgt_host *src;
 	struct rblk_rdma_cm req;
 	unsigned depth;
+	int ret;
 	/* The CM reports the request from our side: initiator_depth is how
 	 * many RDMA READs the initiator lets us have in flight. */
 	uint8_t rd_atom = ev->param.conn.initiator_depth;
@@ -271,10 +280,18 @@ static int connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 		rblk_rdma_id_destroy(id);
 		return 0;
 	}
+	/* Over the pre-login caps: refused before anything is built. */
+	ret = tgt_host_prelogin_get(l->srv->hosts, rdma_get_peer_addr(id),
+				    "rdma", l->addr, &src);
+	if (ret) {
+		reject(id, RBLK_S_NO_RESOURCES);
+		rblk_rdma_id_destroy(id);
+		return ret == -EUSERS ? 0 : ret;
+	}
 	depth = req.queue_depth;
 	if (depth > l->srv->cfg.max_queue_depth)
 		depth = l->srv->cfg.max_queue_depth;
-	return build_conn(l, id, depth, rd_atom, req.queue_id);
+	return build_conn(l, id, depth, rd_atom, req.queue_id, src);
 }
 
 int tgt_rdma_accept(struct tgt_listener *l)

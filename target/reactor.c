@@ -37,6 +37,10 @@ struct tgt_reactor {
 	pthread_mutex_t work_lock;
 	struct tgt_work *work_head, *work_tail;
 
+	struct tgt_event tick_ev;
+	struct __kernel_timespec tick_ts;
+	uint64_t now_ms;
+
 	struct tgt_event *defer_head, *defer_tail;
 	struct tgt_event *buf_waiters;
 
@@ -57,6 +61,28 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void arm_tick(struct tgt_reactor *r)
+{
+	struct io_uring_sqe *sqe = tgt_reactor_sqe(r);
+
+	r->tick_ts.tv_sec = 1;
+	r->tick_ts.tv_nsec = 0;
+	io_uring_prep_timeout(sqe, &r->tick_ts, 0, 0);
+	tgt_sqe_set_event(sqe, &r->tick_ev);
+}
+
+static void tick_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tgt_reactor *r = (struct tgt_reactor *)
+		((char *)ev - offsetof(struct tgt_reactor, tick_ev));
+
+	if (res == -ECANCELED)
+		return;
+	r->now_ms = now_ms();
+	r->params.tick(r);
+	arm_tick(r);
 }
 
 static void arm_efd(struct tgt_reactor *r, int fd, uint64_t *val,
@@ -124,6 +150,8 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	pthread_mutex_init(&r->work_lock, NULL);
 	r->stop_ev.done = stop_done;
 	r->work_ev.done = work_done;
+	r->tick_ev.done = tick_done;
+	r->now_ms = now_ms();
 
 	/* COOP_TASKRUN: completions for a busy reactor are picked up at its
 	 * next io_uring_enter instead of interrupting it with an IPI (it
@@ -165,6 +193,8 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	}
 	arm_efd(r, r->stop_efd, &r->stop_val, &r->stop_ev);
 	arm_efd(r, r->work_efd, &r->work_val, &r->work_ev);
+	if (params->tick)
+		arm_tick(r);
 	*rp = r;
 	return 0;
 
@@ -245,6 +275,8 @@ int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
 	if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN &&
 	    ret != -EBUSY)
 		return ret;
+	/* One vDSO read a turn: what the events below see as "now". */
+	r->now_ms = now_ms();
 	do {
 		n = io_uring_peek_batch_cqe(&r->ring, cqes, CQE_BATCH);
 		for (unsigned i = 0; i < n; i++) {
@@ -380,12 +412,17 @@ int tgt_reactor_buf_index(struct tgt_reactor *r)
 
 void tgt_reactor_buf_free(struct tgt_reactor *r, void *buf)
 {
-	struct tgt_event *ev;
-
 	if (!buf)
 		return;
 	tgt_buf_free(r->pool, buf);
 	/* Wake every waiter: each retries and re-queues if still short. */
+	tgt_reactor_wake_buffer_waiters(r);
+}
+
+void tgt_reactor_wake_buffer_waiters(struct tgt_reactor *r)
+{
+	struct tgt_event *ev;
+
 	while ((ev = r->buf_waiters)) {
 		r->buf_waiters = ev->next;
 		tgt_reactor_defer(r, ev, 0);
@@ -411,6 +448,11 @@ void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i)
 struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r)
 {
 	return &r->conns;
+}
+
+uint64_t tgt_reactor_now_ms(const struct tgt_reactor *r)
+{
+	return r->now_ms;
 }
 
 unsigned tgt_reactor_id(const struct tgt_reactor *r)

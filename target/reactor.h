@@ -49,6 +49,9 @@ struct tgt_reactor_params {
 	/* Called every loop turn while stopping; returns true while there is
 	 * still something to drain. */
 	bool (*busy)(struct tgt_reactor *r);
+	/* Optional: called on the reactor thread about once a second (one
+	 * timeout SQE, re-armed when it fires), for connection timers. */
+	void (*tick)(struct tgt_reactor *r);
 	void *priv;
 };
 
@@ -95,6 +98,9 @@ int tgt_reactor_buf_index(struct tgt_reactor *r);
 void tgt_reactor_buf_free(struct tgt_reactor *r, void *buf);
 /* Calls ev->done(ev, 0, 0) once some buffer was freed. */
 void tgt_reactor_wait_buffer(struct tgt_reactor *r, struct tgt_event *ev);
+/* Completes every such waiter on the next turn now (each retries, and
+ * waits again if still short): a closing waiter must not hang on. */
+void tgt_reactor_wake_buffer_waiters(struct tgt_reactor *r);
 
 /* Per-backend private state, slot i = backend registry index. */
 void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i);
@@ -106,6 +112,10 @@ struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r);
 
 /* Head of the list of connections this reactor owns (conn.c links it). */
 struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r);
+
+/* CLOCK_MONOTONIC milliseconds as of this loop turn's wake-up (read once
+ * a turn): a clock for timeouts, free to read on the I/O path. */
+uint64_t tgt_reactor_now_ms(const struct tgt_reactor *r);
 
 unsigned tgt_reactor_id(const struct tgt_reactor *r);
 void *tgt_reactor_priv(const struct tgt_reactor *r);

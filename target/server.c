@@ -12,6 +12,7 @@
 #include "acl.h"
 #include "backend.h"
 #include "conn.h"
+#include "hosts.h"
 #include "log.h"
 
 int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
@@ -57,6 +58,26 @@ out_destroy:
 	return ret;
 }
 
+/*
+ * A connection may hold conn_buffer_mb of its reactor's pool, all
+ * connections from one address host_buffer_mb; automatic: an eighth and
+ * a half of the pool.  Never below one largest I/O, or a 1 MiB command
+ * could never run; never above the pool.
+ */
+void tgt_server_set_caps(struct tgt_server *s)
+{
+	size_t pool = (size_t)s->cfg.buffer_mb << 20;
+	size_t conn = s->cfg.conn_buffer_mb ? (size_t)s->cfg.conn_buffer_mb << 20 : pool / 8;
+	size_t host = s->cfg.host_buffer_mb ? (size_t)s->cfg.host_buffer_mb << 20 : pool / 2;
+
+	if (conn < RBLK_MAX_IO_SIZE)
+		conn = RBLK_MAX_IO_SIZE;
+	if (host < RBLK_MAX_IO_SIZE)
+		host = RBLK_MAX_IO_SIZE;
+	s->conn_cap = conn < pool ? conn : pool;
+	s->host_cap = host < pool ? host : pool;
+}
+
 int tgt_server_start_reactors(struct tgt_server *s)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -68,12 +89,19 @@ int tgt_server_start_reactors(struct tgt_server *s)
 	s->reactors = calloc(n, sizeof(*s->reactors));
 	if (!s->reactors)
 		return -ENOMEM;
+	ret = tgt_hosts_create(&s->hosts, n, s->cfg.max_conns,
+			       s->cfg.max_conns_host, s->cfg.max_prelogin,
+			       s->cfg.max_prelogin_per_host);
+	if (ret)
+		return ret;
+	tgt_server_set_caps(s);
 	for (unsigned i = 0; i < n; i++) {
 		struct tgt_reactor_params p = {
 			.id = i,
 			.buffer_bytes = (size_t)s->cfg.buffer_mb << 20,
 			.on_stop = tgt_conns_stop,
 			.busy = tgt_conns_busy,
+			.tick = tgt_conns_tick,
 			.priv = s,
 		};
 
@@ -89,8 +117,8 @@ int tgt_server_start_reactors(struct tgt_server *s)
 			return ret;
 		}
 	}
-	rblk_info("%u reactor thread(s), %u MiB of I/O buffers each", n,
-		  s->cfg.buffer_mb);
+	rblk_info("%u reactor thread(s), %u MiB of I/O buffers each (at most %zu MiB per connection, %zu MiB per host)",
+		  n, s->cfg.buffer_mb, s->conn_cap >> 20, s->host_cap >> 20);
 	return 0;
 }
 
@@ -150,6 +178,7 @@ int tgt_server_destroy(struct tgt_server *s)
 	for (unsigned i = 0; i < s->n_reactors; i++)
 		tgt_reactor_destroy(s->reactors[i]);
 	free(s->reactors);
+	tgt_hosts_destroy(s->hosts);
 	/* Reactors are joined: no session holds an export any more. */
 	tgt_exports_fini();
 	tgt_config_free(&s->cfg);

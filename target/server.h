@@ -33,12 +33,19 @@ struct tgt_server {
 	 * failed with SHUTTING_DOWN. */
 	atomic_uint_fast64_t drained, failed;
 	atomic_uint conns_open;
+
+	/* Connection limits, pre-login caps and pool shares (hosts.h),
+	 * made with the reactors (before any listener); NULL = none. */
+	struct tgt_hosts *hosts;
+	size_t conn_cap, host_cap;	/* bytes of one reactor's pool; 0 = half */
 };
 
 /* Opens every volume of cfg (taking ownership of cfg).  0 or -errno; on
  * failure nothing stays open and err says which volume and why. */
 int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 		      char *err, size_t errlen);
+/* Fills conn_cap / host_cap from the config (start_reactors calls it). */
+void tgt_server_set_caps(struct tgt_server *s);
 /* Starts reactors (n from cfg; 0 = online cores).  0 or -errno. */
 int tgt_server_start_reactors(struct tgt_server *s);
 /* Listens on every configured address.  0 or -errno. */

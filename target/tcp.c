@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,7 +29,8 @@
 #define TCP_RBUF_SIZE	(128u << 10)
 #define TCP_MAX_CTRL_PDU 4096		/* LOGIN, DISCOVER: small fixed PDUs */
 #define TCP_IOV_MAX	64
-#define TCP_CTRL_LIMIT	(1u << 20)	/* queued control bytes before we stop reading */
+#define TCP_CTRL_LIMIT	(256u << 10)	/* queued control bytes before we stop reading */
+#define TCP_DATA_MIN	(64u << 10)	/* first chunk of a WRITE payload, at least */
 
 struct tgt_listener {
 	struct tgt_server *srv;
@@ -224,8 +227,12 @@ static void set_sockopts(int fd)
 static int tcp_accept(struct tgt_listener *l)
 {
 	for (;;) {
+		struct tgt_host *src;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
 		struct tcp_conn *tc;
-		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		int ret;
 
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR ||
@@ -233,16 +240,27 @@ static int tcp_accept(struct tgt_listener *l)
 				return 0;
 			return -errno;
 		}
+		/* Over the pre-login caps: closed at once (logged there). */
+		ret = tgt_host_prelogin_get(l->srv->hosts, (struct sockaddr *)&ss,
+					    "tcp", l->addr, &src);
+		if (ret) {
+			close(fd);
+			if (ret == -EUSERS)
+				continue;
+			return ret;
+		}
 		set_sockopts(fd);
 		tc = tgt_conn_alloc(sizeof(*tc));
 		if (tc)
 			tc->rbuf = malloc(TCP_RBUF_SIZE);
 		if (!tc || !tc->rbuf) {
 			/* This peer sees a close; the next ones wait. */
+			tgt_host_prelogin_put(src);
 			free(tc);
 			close(fd);
 			return -ENOMEM;
 		}
+		tc->c.prelogin = src;
 		tc->fd = fd;
 		tc->recv_ev.done = recv_done;
 		tc->send_ev.done = send_done;
@@ -268,6 +286,36 @@ static void framing_error(struct tcp_conn *tc, const char *what, int st,
 	tgt_conn_fatal(&tc->c, st, type, NULL);
 }
 
+/*
+ * Room in the WRITE's chunk for want bytes of payload.  The chunk grows
+ * with what has arrived: what is buffered plus what the socket holds
+ * (SIOCINQ), at least doubling, so a client that streams its payload gets
+ * the whole chunk at once and one that trickles holds about what it sent.
+ * false: paused for memory (conn.c resumes us), or closing.
+ */
+static bool data_room(struct tcp_conn *tc, uint32_t want)
+{
+	struct tgt_req *req = tc->data_req;
+	int inq = 0;
+
+	if (req->buf && req->buf_cap >= want)
+		return true;
+	if (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading)
+		return false;	/* settle() drops it */
+	/* All of it buffered already (every small WRITE): no syscall. */
+	if (want < tc->data_need && ioctl(tc->fd, SIOCINQ, &inq) == 0 && inq > 0)
+		want += (uint32_t)inq < tc->data_need ? (uint32_t)inq : tc->data_need;
+	if (want < 2 * req->buf_cap)
+		want = 2 * req->buf_cap;
+	if (want < TCP_DATA_MIN)
+		want = TCP_DATA_MIN;
+	if (tgt_req_data_room(req, tc->data_got, want)) {
+		tc->paused = true;
+		return false;
+	}
+	return true;
+}
+
 /* Hands the finished WRITE payload to conn.c. */
 static void data_finished(struct tcp_conn *tc, int err)
 {
@@ -290,6 +338,10 @@ static void parse(struct tcp_conn *tc)
 
 			if (n > avail)
 				n = avail;
+			if (!n)
+				return;	/* data_need > data_got: more to come */
+			if (!data_room(tc, tc->data_got + n))
+				return;
 			memcpy((uint8_t *)tc->data_req->buf + tc->data_got, p, n);
 			tc->data_got += n;
 			tc->rhead += n;
@@ -411,11 +463,15 @@ static void post_recv(struct tcp_conn *tc)
 	if (tc->recv_busy || tc->rd_closed || tc->paused ||
 	    (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading))
 		return;
-	if (tc->data_req && tc->rhead == tc->rtail) {
-		/* Payload goes straight into the request's pool buffer. */
+	if (tc->data_req && tc->rhead == tc->rtail &&
+	    tc->data_req->buf_cap > tc->data_got) {
+		/* Payload goes straight into the request's pool chunk, as
+		 * far as it has room (data_room grows it once bytes come). */
 		tc->rhead = tc->rtail = 0;
 		dst = (uint8_t *)tc->data_req->buf + tc->data_got;
-		len = tc->data_need - tc->data_got;
+		len = tc->data_req->buf_cap - tc->data_got;
+		if (len > tc->data_need - tc->data_got)
+			len = tc->data_need - tc->data_got;
 		tc->data_direct = true;
 	} else {
 		if (tc->rhead == tc->rtail) {
@@ -659,8 +715,14 @@ static void tcp_shutdown(struct tgt_conn *c, bool force)
 	struct io_uring_sqe *sqe;
 
 	if (force) {
+		/* Dropped, not closed: the close resets the connection, so
+		 * answers a peer never read are not kept queued in the
+		 * kernel behind a zero window (nor the FIN behind them). */
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
 		tc->drain_reading = false;
 		tc->wr_dead = true;
+		setsockopt(tc->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		shutdown(tc->fd, SHUT_RDWR);
 		if (tc->recv_busy) {
 			sqe = tgt_reactor_sqe(c->r);
@@ -696,7 +758,7 @@ static void tcp_free(struct tgt_conn *c)
 
 const struct tgt_transport_ops tgt_transport_tcp = {
 	.name = "tcp",
-	.flags = TGT_TP_F_INBAND_DATA,
+	.flags = TGT_TP_F_INBAND_DATA | TGT_TP_F_GROW_DATA,
 	.listen = tcp_listen,
 	.listener_fd = tcp_listener_fd,
 	.accept = tcp_accept,

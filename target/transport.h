@@ -27,6 +27,7 @@ struct tgt_server;
 
 /* Transport flags */
 #define TGT_TP_F_INBAND_DATA	(1u << 0)	/* WRITE data follows the capsule, READ data the RSP (TCP) */
+#define TGT_TP_F_GROW_DATA	(1u << 1)	/* fetch_data gets no chunk: it takes one as bytes arrive (tgt_req_data_room) */
 
 struct tgt_transport_ops {
 	const char *name;
@@ -60,6 +61,8 @@ struct tgt_transport_ops {
 	 * Required, reactor thread: bring req->length bytes of WRITE payload
 	 * into req->buf (TCP: they follow the capsule in the stream; RDMA:
 	 * RDMA READ from req's keyed SGL).  Later calls tgt_req_data_done().
+	 * With TGT_TP_F_GROW_DATA req->buf is NULL at first and the
+	 * transport sizes it with tgt_req_data_room() as the bytes come.
 	 * Returns 0, or -errno when it cannot start (then no callback).
 	 */
 	int  (*fetch_data)(struct tgt_req *req);
@@ -91,6 +94,15 @@ struct tgt_transport_ops {
 	void (*shutdown)(struct tgt_conn *c, bool force);
 	/* Required, reactor thread: last reference gone; free everything. */
 	void (*free)(struct tgt_conn *c);
+	/*
+	 * Optional, reactor thread: LOGIN is about to be accepted with depth
+	 * slots; make room for that many commands before the LOGIN_RSP goes
+	 * out (RDMA: receive buffers, allocated only now so that a
+	 * connection that never logs in stays small).  0, -EINVAL (depth
+	 * more than the transport granted: the LOGIN is refused
+	 * INVALID_FIELD) or another -errno (refused NO_RESOURCES).
+	 */
+	int  (*login)(struct tgt_conn *c, unsigned depth);
 };
 
 extern const struct tgt_transport_ops tgt_transport_tcp;

@@ -88,6 +88,7 @@ struct fz_conn {
 	size_t rhead, rtail;
 	struct tgt_req *data_req;	/* stream mode: WRITE payload due */
 	uint32_t data_need, data_got;
+	bool data_stuck;		/* closing: its chunk will not grow */
 	uint32_t skip;			/* rest of a refused PDU to drop */
 	const uint8_t *cur;		/* message mode: PDU being offered */
 	uint32_t cur_len;
@@ -298,7 +299,9 @@ static int fz_fetch_data(struct tgt_req *req)
 	uint32_t inl;
 	int res = 0;
 
-	CHECK(req->opcode == RBLK_OP_WRITE && req->buf && req->length);
+	CHECK(req->opcode == RBLK_OP_WRITE && req->length);
+	/* A stream takes its chunk as the payload comes (GROW_DATA). */
+	CHECK(msg_mode() ? req->buf != NULL : req->buf == NULL);
 	if (!msg_mode()) {
 		f->data_req = req;
 		f->data_need = req->length;
@@ -384,6 +387,25 @@ static void fz_parse(struct fz_conn *f)
 
 			if (n > avail)
 				n = avail;
+			if (!n)
+				return;
+			/* Grow as tcp.c does, from 4 KiB, at least doubling
+			 * (more steps than tcp.c's 64 KiB start). */
+			if (!f->data_req->buf || f->data_req->buf_cap < f->data_got + n) {
+				uint32_t want = f->data_got + n;
+
+				if (f->c.state == TGT_CONN_CLOSING && !f->drain_reading) {
+					f->data_stuck = true;	/* as tcp.c */
+					return;
+				}
+				if (want < 2 * f->data_req->buf_cap)
+					want = 2 * f->data_req->buf_cap;
+				if (tgt_req_data_room(f->data_req, f->data_got, want)) {
+					f->paused = true;
+					return;
+				}
+				CHECK(f->data_req->buf_cap >= f->data_got + n);
+			}
 			memcpy((uint8_t *)f->data_req->buf + f->data_got, p, n);
 			f->data_got += n;
 			f->rhead += n;
@@ -424,7 +446,7 @@ static void fz_parse(struct fz_conn *f)
 			return;
 		ret = fz_offer(f, p, need, len);
 		if (ret == -EAGAIN) {
-			CHECK(msg_mode());	/* a stream never waits for buffers */
+			/* out of pool or over a cap: back-pressure */
 			f->paused = true;
 			return;
 		}
@@ -459,8 +481,11 @@ static bool fz_reading(const struct fz_conn *f)
 /* A WRITE whose payload can no longer arrive goes back to conn.c. */
 static void fz_settle(struct fz_conn *f)
 {
-	if (f->data_req && f->rhead == f->rtail && !fz_reading(f))
+	if (f->data_req && (f->rhead == f->rtail || f->data_stuck) &&
+	    !fz_reading(f)) {
+		f->data_stuck = false;
 		fz_data_finished(f, -ESHUTDOWN);
+	}
 }
 
 static void fz_resume(struct tgt_conn *c)
@@ -491,7 +516,7 @@ static void fz_free(struct tgt_conn *c)
 	struct fz_conn *f = fz_of(c);
 
 	CHECK(f == fz_live);
-	CHECK(c->nbusy == 0 && c->buf_bytes == 0 && !c->wait_head);
+	CHECK(c->nbusy == 0 && c->buf_bytes == 0 && c->ndisk == 0 && c->nfetch == 0);
 	CHECK(!f->kick_busy && !c->bufwait && !c->login_timer);
 	CHECK(c->state == TGT_CONN_CLOSING);
 	free(f->rbuf);
@@ -527,7 +552,8 @@ static void fz_unlisten(struct tgt_listener *l)
 		.send_pdu = fz_send_pdu, .resume = fz_resume,		\
 		.shutdown = fz_shutdown, .free = fz_free,		\
 	}
-static const struct tgt_transport_ops fz_stream_ops = FZ_OPS(TGT_TP_F_INBAND_DATA);
+static const struct tgt_transport_ops fz_stream_ops =
+	FZ_OPS(TGT_TP_F_INBAND_DATA | TGT_TP_F_GROW_DATA);
 static const struct tgt_transport_ops fz_msg_ops = FZ_OPS(0);
 
 /* ---- a flaky null backend for volume "bad" ------------------------------- */

@@ -7,7 +7,8 @@ set -u
 
 RBLK_ROOT=${RBLK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 RBLK_BUILD=${RBLK_BUILD:-$RBLK_ROOT/build}
-TARGET_BIN=$RBLK_BUILD/rblk-target
+# RBLK_TARGET_BIN: another build of the target (e.g. to measure "before").
+TARGET_BIN=${RBLK_TARGET_BIN:-$RBLK_BUILD/rblk-target}
 FIO_ENGINE=$RBLK_BUILD/rblk-fio.so
 # The fio binary the engine was proven against (tools/fio/fio.mk writes it).
 FIO_BIN=$(cat "$RBLK_BUILD/fio-bin" 2>/dev/null || command -v fio || echo fio)

@@ -9,6 +9,16 @@
  *                [--idle SECONDS]   (idle-no-login: how long to wait)
  *                [--offset BYTES]   (io-error: where a fault volume fails;
  *                                    not part of "all"/"list")
+ *                [--conns N]        (no-read, silent-write: connections)
+ *                [--bind ADDR]      (connect from this local address)
+ *
+ * Two attacks are not part of "all": they hold their connections for
+ * --idle seconds while the caller measures what a bystander still gets.
+ *   no-read       N sessions each send 32 READs of 1 MiB and never read
+ *   silent-write  N sessions each send a WRITE announcing 1 MiB and 1 byte
+ *   write-no-read N sessions each send 32 WRITEs of 1 MiB with their data
+ *                 (as far as the target takes it) and never read
+ * Each reports how many of its connections the target closed, and when.
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -18,6 +28,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,7 +45,9 @@ static const char *g_host, *g_port, *g_vol;
 static unsigned g_garbage_bytes = 4096;
 static unsigned g_seed = 1;
 static unsigned g_idle = 15;
-static uint64_t g_offset;	/* io-error: where the store fails */	/* seconds the target may take to drop an idle opening */
+static uint64_t g_offset;	/* io-error: where the store fails */
+static unsigned g_conns;	/* no-read, silent-write: 0 = their default */
+static const char *g_bind;	/* local address to connect from */	/* seconds the target may take to drop an idle opening */
 
 /* ---- socket helpers ------------------------------------------------- */
 
@@ -46,6 +59,15 @@ static int dial(void)
 	if (getaddrinfo(g_host, g_port, &hints, &res))
 		return -1;
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && g_bind && res->ai_family == AF_INET) {
+		struct sockaddr_in src = { .sin_family = AF_INET };
+
+		if (inet_pton(AF_INET, g_bind, &src.sin_addr) != 1 ||
+		    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
 		close(fd);
 		fd = -1;
@@ -134,7 +156,7 @@ static int login(int fd, const char *vol, unsigned depth,
 	return rblk_decode_login_rsp(buf, sizeof(buf), rsp) == RBLK_S_OK ? 0 : -1;
 }
 
-static int dial_login(struct rblk_login_rsp *rsp)
+static int dial_login_depth(unsigned depth, struct rblk_login_rsp *rsp)
 {
 	int fd = dial();
 
@@ -142,12 +164,17 @@ static int dial_login(struct rblk_login_rsp *rsp)
 		printf("  cannot connect\n");
 		return -1;
 	}
-	if (login(fd, g_vol, 8, rsp) || rsp->status != RBLK_S_OK) {
+	if (login(fd, g_vol, depth, rsp) || rsp->status != RBLK_S_OK) {
 		printf("  LOGIN to %s failed\n", g_vol);
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int dial_login(struct rblk_login_rsp *rsp)
+{
+	return dial_login_depth(8, rsp);
 }
 
 static size_t make_cmd(void *buf, uint8_t op, uint8_t flags, uint32_t tag,
@@ -1046,6 +1073,216 @@ static bool case_unaligned(void)
 	return ok;
 }
 
+/*
+ * Holds fds for g_idle seconds without reading a byte and reports which
+ * ones the target closed (POLLRDHUP sees the FIN behind unread data) and
+ * after how long.  Returns how many were closed.
+ */
+static unsigned hold_unread(int *fds, unsigned n)
+{
+	struct pollfd *p = calloc(n, sizeof(*p));
+	struct timespec t0, t;
+	unsigned closed = 0;
+	double first = -1, last = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; i < n; i++) {
+		p[i].fd = fds[i];
+		p[i].events = POLLRDHUP;
+	}
+	for (;;) {
+		double el;
+		int left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+		left = (int)((g_idle - el) * 1000);
+		if (closed == n || left <= 0)
+			break;
+		if (poll(p, n, left > 200 ? 200 : left) < 0 && errno != EINTR)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+				continue;
+			p[i].fd = -1;	/* poll ignores it from now on */
+			closed++;
+			if (first < 0)
+				first = el;
+			last = el;
+		}
+	}
+	printf("  %u of %u connection(s) closed by the target", closed, n);
+	if (closed)
+		printf(" (first after %.1f s, last after %.1f s)", first, last);
+	printf("\n");
+	free(p);
+	return closed;
+}
+
+/*
+ * A 1 MiB WRITE whose data comes in pieces with pauses (1 byte, 3000
+ * bytes, 100 KiB, 300 KiB, the rest): the target grows the WRITE's chunk
+ * as the bytes come (copying what it had), and must write exactly what
+ * was sent.  Read back and compared.
+ */
+static bool case_trickle_write(void)
+{
+	const uint32_t len = 1u << 20;
+	const uint32_t piece[] = { 1, 3000, 100 << 10, 300 << 10, len };
+	uint8_t *pdu = malloc(64 + len), *back = malloc(len);
+	struct rblk_login_rsp lr;
+	int fd = dial_login(&lr);
+	uint32_t sent = 0;
+	uint64_t off;
+	bool ok = false;
+
+	if (fd < 0)
+		goto out;
+	off = lr.size / 2 + (4u << 20);
+	make_cmd(pdu, RBLK_OP_WRITE, 0, 5, off, len, len);
+	srand(g_seed + 7);
+	for (uint32_t i = 0; i < len; i++)
+		pdu[64 + i] = rand();
+	send_all(fd, pdu, 64);
+	for (unsigned i = 0; sent < len; i++) {
+		uint32_t n = piece[i] < len - sent ? piece[i] : len - sent;
+
+		send_all(fd, pdu + 64 + sent, n);
+		sent += n;
+		usleep(50000);
+	}
+	printf("  1 MiB WRITE sent in pieces:\n");
+	if (!expect_status(fd, RBLK_S_OK, 5) || !read_into(fd, 6, off, len, back))
+		goto out;
+	ok = !memcmp(back, pdu + 64, len);
+	printf("  read back: %s\n", ok ? "the same" : "DIFFERENT");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pdu);
+	free(back);
+	return ok;
+}
+
+static void close_all(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+/* Sessions that send 32 READs of 1 MiB each and never read an answer. */
+static bool case_no_read(void)
+{
+	unsigned n = g_conns ? g_conns : 4, sent = 0;
+	int *fds = calloc(n, sizeof(*fds));
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login_depth(32, &lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+		for (uint32_t tag = 0; tag < lr.queue_depth && tag < 32; tag++) {
+			uint64_t off = ((uint64_t)(i * 32 + tag) << 20) % lr.size;
+
+			make_cmd(cmd, RBLK_OP_READ, 0, tag, off, 1u << 20, 0);
+			if (send_all(fds[i], cmd, sizeof(cmd)))
+				break;
+			sent++;
+		}
+	}
+	printf("  %u session(s), %u READs of 1 MiB sent; never reading\n", n, sent);
+	fflush(stdout);
+	hold_unread(fds, n);
+	close_all(fds, n);
+	return n > 0;
+}
+
+/* Sessions that send 32 WRITEs of 1 MiB (data and all, as far as the
+ * target reads it within a second) and never read an answer. */
+static bool case_write_no_read(void)
+{
+	const uint32_t len = 1u << 20;
+	unsigned n = g_conns ? g_conns : 16;
+	int *fds = calloc(n, sizeof(*fds));
+	size_t pdu_len = 64 + len, *off = calloc(n, sizeof(*off)), total = 0;
+	uint8_t *pdu = malloc(pdu_len);
+	struct rblk_login_rsp lr;
+	struct timespec t0, t;
+
+	memset(pdu, 0xab, pdu_len);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login_depth(32, &lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+	}
+	/* Round robin, never blocking: off[i] counts bytes of 32 PDUs. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		bool moved = false;
+
+		for (unsigned i = 0; i < n; i++) {
+			size_t in_pdu = off[i] % pdu_len;
+			uint32_t tag = off[i] / pdu_len;
+			ssize_t k;
+
+			if (tag >= 32 || tag >= lr.queue_depth)
+				continue;
+			if (!in_pdu)
+				make_cmd(pdu, RBLK_OP_WRITE, 0, tag,
+					 ((uint64_t)tag << 20) % lr.size, len, len);
+			k = send(fds[i], pdu + in_pdu, pdu_len - in_pdu,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (k > 0) {
+				off[i] += k;
+				total += k;
+				moved = true;
+			}
+		}
+		if (!moved)
+			usleep(10000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	printf("  %u session(s), %zu MiB of 1 MiB WRITEs sent; never reading\n",
+	       n, total >> 20);
+	fflush(stdout);
+	hold_unread(fds, n);
+	close_all(fds, n);
+	free(off);
+	free(pdu);
+	return n > 0;
+}
+
+/* Sessions that each announce a 1 MiB WRITE and send 1 byte of it. */
+static bool case_silent_write(void)
+{
+	unsigned n = g_conns ? g_conns : 32;
+	int *fds = calloc(n, sizeof(*fds));
+	struct rblk_login_rsp lr;
+	uint8_t pdu[65];
+
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login(&lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, lr.size / 2, 1u << 20, 1u << 20);
+		pdu[64] = 0xee;
+		send_all(fds[i], pdu, sizeof(pdu));	/* 65 bytes of 1 MiB + 64 */
+	}
+	printf("  %u session(s), each a WRITE of 1 MiB with 1 byte sent\n", n);
+	fflush(stdout);
+	hold_unread(fds, n);
+	close_all(fds, n);
+	return n > 0;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -1084,7 +1321,11 @@ static const struct hcase cases[] = {
 	{ .name = "write-zeroes", .fn = case_write_zeroes },
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
+	{ .name = "trickle-write", .fn = case_trickle_write },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
+	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
+	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
+	{ .name = "write-no-read", .fn = case_write_no_read, .not_in_all = true },
 };
 
 static bool run_case(const struct hcase *c)
@@ -1132,6 +1373,10 @@ int main(int argc, char **argv)
 			g_offset = strtoull(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--idle"))
 			g_idle = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--conns"))
+			g_conns = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--bind"))
+			g_bind = argv[i + 1];
 	}
 	if (!g_garbage_bytes)
 		g_garbage_bytes = 1;

@@ -17,6 +17,8 @@
  *     --bind ADDR     connect from this local address (e.g. 127.0.0.2), so
  *                     a test can pick the peer address the target sees
  *     --transport T   tcp (default) or rdma
+ *     --keep-alive MS keep_alive_tmo in ms (0: send no KEEPALIVE at all;
+ *                     default: the library's 5000)
  *
  * The queue does not reconnect (ctrl_loss_tmo 0): a dropped session shows
  * as a failed I/O at once, which is what control-plane tests look for.
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
 		{ "flush", required_argument, NULL, 'f' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "transport", required_argument, NULL, 't' },
+		{ "keep-alive", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_client_opts o = { .transport = "tcp", .queue_depth = 4,
@@ -112,6 +115,8 @@ int main(int argc, char **argv)
 		case 'f': nflush = strtoul(optarg, NULL, 0); break;
 		case 'b': o.source_addr = optarg; break;
 		case 't': o.transport = optarg; break;
+		case 'k': o.keep_alive_tmo_ms = atoi(optarg) ?
+				  atoi(optarg) : RBLK_TMO_OFF; break;
 		default: return 2;
 		}
 	}

@@ -8,6 +8,10 @@
  *   rdma_probe HOST PORT VOLUME cycles N  N x (connect, LOGIN, one 4 KiB
  *                                         write+read, close) via the client
  *                                         library; exit 0 when all worked
+ *   rdma_probe HOST PORT VOLUME prelogin N WINDOW HOLD_S
+ *                                         N connects (depth 1024) that never
+ *                                         LOGIN, WINDOW of them open at once,
+ *                                         the last WINDOW held HOLD_S s
  *   rdma_probe list                       the case names
  *
  * Hostile cases speak raw verbs (proto/rdma_verbs.h) so they can send what
@@ -538,6 +542,166 @@ static int cycles(const char *host, const char *port, const char *volume, int n)
 	return fails ? 1 : 0;
 }
 
+/* ---- pre-login connections ------------------------------------------------ */
+
+/* One connection that never sends LOGIN: the smallest QP we can make. */
+struct idle_conn {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	bool established, gone;
+};
+
+static void idle_close(struct idle_conn *c)
+{
+	struct rdma_cm_event *ev;
+
+	if (c->established && !c->gone) {
+		rdma_disconnect(c->id);
+		if (rblk_rdma_wait_event(c->ch, RDMA_CM_EVENT_DISCONNECTED, 200,
+					 &ev) != -ETIMEDOUT && ev)
+			rdma_ack_cm_event(ev);
+	}
+	rblk_rdma_qp_destroy(c->id);
+	if (c->cc)
+		rblk_rdma_cq_rearm(c->cc, c->cq);
+	rblk_rdma_cq_destroy(c->cc, c->cq);
+	rblk_rdma_pd_free(c->pd);
+	rblk_rdma_id_destroy(c->id);
+	rblk_rdma_channel_destroy(c->ch);
+	memset(c, 0, sizeof(*c));
+}
+
+/* 0 established, -ECONNREFUSED (status in *rej), other -errno. */
+static int idle_open(struct idle_conn *c, const char *host, const char *port,
+		     unsigned depth, int *rej)
+{
+	struct rblk_rdma_qp_caps caps = { 4, 4, 1, 1, 0 };
+	struct rblk_rdma_cm req = { .queue_depth = (uint16_t)depth };
+	uint8_t pdata[sizeof(struct rblk_wire_rdma_cm)];
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	int ret;
+
+	*rej = -1;
+	if ((ret = rblk_rdma_channel_create(&c->ch)) ||
+	    (ret = rblk_rdma_id_create(c->ch, c, &c->id)) ||
+	    (ret = rblk_rdma_resolve(c->id, host, port, RBLK_DEFAULT_RDMA_PORT,
+				     TMO_MS)) ||
+	    (ret = rblk_rdma_pd_alloc(c->id->verbs, &c->pd)) ||
+	    (ret = rblk_rdma_cq_create(c->id->verbs, 16, c, &c->cc, &c->cq)) ||
+	    (ret = rblk_rdma_qp_create(c->id, c->pd, c->cq, c->cq, NULL, c, &caps)))
+		return ret;
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pdata;
+	cp.private_data_len = (uint8_t)rblk_encode_rdma_cm(pdata, &req);
+	cp.responder_resources = 1;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	if ((ret = rblk_cm_err(rdma_connect(c->id, &cp))))
+		return ret;
+	ret = rblk_rdma_wait_event(c->ch, RDMA_CM_EVENT_ESTABLISHED, TMO_MS, &ev);
+	if (ret && ev && ev->event == RDMA_CM_EVENT_REJECTED) {
+		struct rblk_rdma_cm r;
+
+		if (rblk_decode_rdma_cm(ev->param.conn.private_data,
+					ev->param.conn.private_data_len, &r) == RBLK_S_OK)
+			*rej = r.status;
+		ret = -ECONNREFUSED;
+	}
+	if (ev)
+		rdma_ack_cm_event(ev);
+	if (!ret)
+		c->established = true;
+	return ret;
+}
+
+/* Counts the connections of w[0..n) the target closed since last time. */
+static unsigned idle_reap(struct idle_conn *w, unsigned n)
+{
+	struct rdma_cm_event *ev;
+	unsigned gone = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!w[i].established || w[i].gone)
+			continue;
+		int ret;
+
+		while ((ret = rblk_rdma_get_event(w[i].ch, 0, &ev)) == 0) {
+			if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
+				w[i].gone = true;
+			else
+				printf("  connection %u: %s\n", i,
+				       rblk_rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+		}
+		if (ret != -EAGAIN)
+			printf("  connection %u: %s\n", i, strerror(-ret));
+		gone += w[i].gone;
+	}
+	return gone;
+}
+
+/*
+ * n connect attempts asking for depth 1024, none of which ever sends
+ * LOGIN; at most window stay open (the oldest is closed to make room).
+ * Then the last window are held for hold_s seconds, counting the ones the
+ * target closes (login_timeout).  Prints what happened; exit 0 unless a
+ * connect failed in another way than a reject carrying a status.
+ */
+static int prelogin(const char *host, const char *port, unsigned n,
+		    unsigned window, unsigned hold_s)
+{
+	struct idle_conn *w = calloc(window, sizeof(*w));
+	unsigned ok = 0, rejected = 0, other = 0, open = 0, gone;
+	int64_t t0 = now_ms(), t_hold;
+
+	if (!w)
+		return 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct idle_conn *c = &w[i % window];
+		int rej, ret;
+
+		if (c->id)
+			idle_close(c);
+		ret = idle_open(c, host, port, RBLK_MAX_QUEUE_DEPTH, &rej);
+		if (!ret) {
+			ok++;
+			continue;
+		}
+		if (ret == -ECONNREFUSED && rej == RBLK_S_NO_RESOURCES)
+			rejected++;
+		else {
+			if (other++ < 5)
+				printf("connect %u: %s (reject status %d)\n", i,
+				       strerror(-ret), rej);
+		}
+		idle_close(c);
+	}
+	for (unsigned i = 0; i < window; i++)
+		open += w[i].established;
+	printf("RESULT: prelogin: %u attempts in %.1f s: %u accepted, %u rejected NO_RESOURCES, %u other failures; %u open now\n",
+	       n, (now_ms() - t0) / 1000.0, ok, rejected, other, open);
+	printf("HOLDING %u\n", open);
+	fflush(stdout);
+	t_hold = now_ms();
+	do {
+		gone = idle_reap(w, window);
+		if (gone == open)
+			break;
+		usleep(100000);
+	} while (now_ms() - t_hold < (int64_t)hold_s * 1000);
+	printf("RESULT: prelogin: %u of %u open connections closed by the target within %.1f s\n",
+	       gone, open, (now_ms() - t_hold) / 1000.0);
+	for (unsigned i = 0; i < window; i++)
+		if (w[i].id)
+			idle_close(&w[i]);
+	free(w);
+	return other ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	rblk_log_init("rdma_probe");
@@ -548,8 +712,11 @@ int main(int argc, char **argv)
 	}
 	if (argc == 6 && !strcmp(argv[4], "cycles"))
 		return cycles(argv[1], argv[2], argv[3], atoi(argv[5]));
+	if (argc == 8 && !strcmp(argv[4], "prelogin"))
+		return prelogin(argv[1], argv[2], (unsigned)atoi(argv[5]),
+				(unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N | list\n");
+		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N|prelogin N WINDOW HOLD_S | list\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

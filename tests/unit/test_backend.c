@@ -553,6 +553,50 @@ static void test_offload(void **state)
 	close(gate[1]);
 }
 
+static void *open_gate_later(void *arg)
+{
+	usleep(100 * 1000);	/* destroy is joining by now */
+	if (write(*(int *)arg, "x", 1) != 1)
+		abort();
+	return NULL;
+}
+
+/* A must_run job (a deleted volume's final flush and close) still runs
+ * when its reactor stops before it, and is completed by the destroy; a
+ * plain job queued before it is dropped as before. */
+static void test_offload_must_run(void **state)
+{
+	struct fixture *f = *state;
+	struct ojob a, d, e;
+	pthread_t opener;
+	int gate[2];
+
+	assert_int_equal(pipe(gate), 0);
+	ojob_init(&a, gate[0], 0);
+	ojob_init(&d, -1, 0);
+	ojob_init(&e, -1, 0);
+	d.job.must_run = true;
+	assert_int_equal(tgt_offload_submit(f->r, &a.job), 0);
+	assert_int_equal(tgt_offload_submit(f->r, &e.job), 0);
+	assert_int_equal(tgt_offload_submit(f->r, &d.job), 0);
+	for (int i = 0; i < 2000 && !__atomic_load_n(&a.started, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	assert_int_equal(pthread_create(&opener, NULL, open_gate_later, &gate[1]), 0);
+	tgt_reactor_destroy(f->r);
+	f->r = NULL;
+	pthread_join(opener, NULL);
+	assert_int_equal(a.ran, 1);
+	assert_int_equal(a.done, 0);
+	assert_int_equal(e.ran, 0);
+	assert_int_equal(e.done, 0);
+	assert_int_equal(d.ran, 1);
+	assert_int_equal(d.done, 1);
+	assert_int_equal(d.res, -100);
+	assert_true(pthread_equal(d.done_on, pthread_self()));
+	close(gate[0]);
+	close(gate[1]);
+}
+
 /*
  * A loop device as the store: WRITE_ZEROES (FUA) and DISCARD run as
  * BLKZEROOUT / BLKDISCARD on the offload thread and read back as zeroes.
@@ -652,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_reactor_thread),
 		cmocka_unit_test(test_reactor_defer),
 		cmocka_unit_test_setup_teardown(test_offload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offload_must_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blkdev_uring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blkdev_aio, setup, teardown),
 	};

@@ -26,6 +26,14 @@ static const char good_text[] =
 	"max_queue_depth = 256\n"
 	"reactor_buffer_mb = 32\n"
 	"login_timeout = 0\n"
+	"idle_timeout = 0\n"
+	"data_timeout = 5\n"
+	"max_connections = 100\n"
+	"max_connections_per_host = 7\n"
+	"conn_buffer_mb = 3\n"
+	"host_buffer_mb = 9\n"
+	"max_prelogin = 0\n"
+	"max_prelogin_per_host = 5\n"
 	"\n"
 	"[volume vol0]\n"
 	"path = /srv/rblk/vol0.img\n"
@@ -62,7 +70,15 @@ static void test_good(void **state)
 	assert_string_equal(cfg.vols[0].backend, "aio");
 	assert_true(cfg.vols[0].read_only);
 	assert_int_equal(cfg.login_timeout, 0);
-	assert_int_equal(cfg.vols[0].line, 12);
+	assert_int_equal(cfg.idle_timeout, 0);
+	assert_int_equal(cfg.data_timeout, 5);
+	assert_int_equal(cfg.max_conns, 100);
+	assert_int_equal(cfg.max_conns_host, 7);
+	assert_int_equal(cfg.conn_buffer_mb, 3);
+	assert_int_equal(cfg.host_buffer_mb, 9);
+	assert_int_equal(cfg.max_prelogin, 0);
+	assert_int_equal(cfg.max_prelogin_per_host, 5);
+	assert_int_equal(cfg.vols[0].line, 20);
 	assert_string_equal(cfg.vols[1].name, "db:1");
 	assert_string_equal(cfg.vols[1].path, "/dev/sdb");
 	assert_true(cfg.vols[1].size == 0);
@@ -91,6 +107,14 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, -1);
 	assert_int_equal(cfg.max_queue_depth, RBLK_MAX_QUEUE_DEPTH);
 	assert_int_equal(cfg.login_timeout, TGT_CFG_DEFAULT_LOGIN_TIMEOUT);
+	assert_int_equal(cfg.idle_timeout, TGT_CFG_DEFAULT_IDLE_TIMEOUT);
+	assert_int_equal(cfg.data_timeout, TGT_CFG_DEFAULT_DATA_TIMEOUT);
+	assert_int_equal(cfg.max_conns, TGT_CFG_DEFAULT_MAX_CONNS);
+	assert_int_equal(cfg.max_conns_host, TGT_CFG_DEFAULT_MAX_CONNS_HOST);
+	assert_int_equal(cfg.conn_buffer_mb, 0);
+	assert_int_equal(cfg.host_buffer_mb, 0);
+	assert_int_equal(cfg.max_prelogin, TGT_CFG_DEFAULT_MAX_PRELOGIN);
+	assert_int_equal(cfg.max_prelogin_per_host, TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST);
 	tgt_config_free(&cfg);
 	/* empty values are allowed for the listeners */
 	assert_int_equal(tgt_config_parse("[target]\nlisten_tcp =\nlisten_rdma =\n",
@@ -139,6 +163,14 @@ static const struct {
 	{ "[target]\nreactor_buffer_mb = 3\n", 2, "'reactor_buffer_mb'" },
 	{ "[target]\nlogin_timeout = 3601\n", 2, "'login_timeout'" },
 	{ "[target]\nlogin_timeout = soon\n", 2, "'login_timeout'" },
+	{ "[target]\nidle_timeout = 86401\n", 2, "'idle_timeout'" },
+	{ "[target]\ndata_timeout = -1\n", 2, "'data_timeout'" },
+	{ "[target]\nmax_connections = 0\n", 2, "'max_connections'" },
+	{ "[target]\nmax_connections_per_host = 0\n", 2, "'max_connections_per_host'" },
+	{ "[target]\nconn_buffer_mb = 65537\n", 2, "'conn_buffer_mb'" },
+	{ "[target]\nhost_buffer_mb = lots\n", 2, "'host_buffer_mb'" },
+	{ "[target]\nmax_prelogin = 65537\n", 2, "'max_prelogin'" },
+	{ "[target]\nmax_prelogin_per_host = -1\n", 2, "'max_prelogin_per_host'" },
 	{ "[volume v]\npath =\n", 2, "'path' is empty" },
 	{ "[volume v]\npath = rel/x\n", 2, "not an absolute path" },
 	{ "[volume v]\npath = /x\nsize = big\n", 3, "'size'" },
@@ -195,6 +227,14 @@ static void test_round_trip(void **state)
 	assert_int_equal(b.max_queue_depth, a.max_queue_depth);
 	assert_int_equal(b.buffer_mb, a.buffer_mb);
 	assert_int_equal(b.login_timeout, a.login_timeout);
+	assert_int_equal(b.idle_timeout, a.idle_timeout);
+	assert_int_equal(b.data_timeout, a.data_timeout);
+	assert_int_equal(b.max_conns, a.max_conns);
+	assert_int_equal(b.max_conns_host, a.max_conns_host);
+	assert_int_equal(b.conn_buffer_mb, a.conn_buffer_mb);
+	assert_int_equal(b.host_buffer_mb, a.host_buffer_mb);
+	assert_int_equal(b.max_prelogin, a.max_prelogin);
+	assert_int_equal(b.max_prelogin_per_host, a.max_prelogin_per_host);
 	for (unsigned i = 0; i < a.n_vols; i++) {
 		assert_string_equal(a.vols[i].name, b.vols[i].name);
 		if (a.vols[i].path)

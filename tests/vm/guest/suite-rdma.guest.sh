@@ -373,6 +373,92 @@ case_cycles() {
 	stop_tgt
 }
 
+# VmRSS, VmPin, VmLck of a process in KiB: "rss pin lck".
+mem_of() {
+	local k v u rss=0 pin=0 lck=0
+	while read -r k v u; do
+		case $k in
+		VmRSS:) rss=$v ;; VmPin:) pin=$v ;; VmLck:) lck=$v ;;
+		esac
+	done </proc/"$1"/status
+	echo "$rss $pin $lck"
+}
+
+# 1,000 RDMA connects asking for depth 1024 that never LOGIN (100 open at
+# once, the oldest closed to make room; issue 11, item 6): the target
+# admits at most max_prelogin_per_host (64) of them at a time and rejects
+# the rest NO_RESOURCES, each admitted one costs little (no receive
+# buffers before LOGIN, a send queue that does not grow with the depth),
+# the ones left open are closed by login_timeout, and a bystander doing
+# fio verify over RDMA on another volume sees no error.
+# RBLK_PRELOGIN_TGT runs another target binary (before/after numbers).
+case_prelogin() {
+	local tgt=${RBLK_PRELOGIN_TGT:-$TGT} n=${RBLK_PRELOGIN_N:-1000} win=${RBLK_PRELOGIN_WIN:-100}
+	local m0 m1 m2 m3 peak=0 rss pid held bg i t1=
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "login_timeout = 5"
+	cat >>tgt.conf <<CONF
+
+[volume vol1]
+path = $CASE_TMP/vol1.img
+size = 64M
+allow_any_host = yes
+CONF
+	TGT=$tgt start_tgt tgt.conf
+	# Warm-up: each reactor registers its buffer pool on first use.
+	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 >/dev/null || fail "warm-up cycles failed"
+	m0=$(mem_of "$TPID")
+	log "target before: rss pin lck KiB = $m0"
+	fio_x rdma bystander 1 1 --volume=vol1 --rw=randwrite --bs=4k --size=8M \
+		--iodepth=4 --verify=crc32c --verify_backlog=64 --time_based \
+		--runtime=120 >bystander.log 2>&1 &
+	bg=$!
+	sleep 2
+	timeout 500 "$PROBE" "$IP" "$RPORT" vol0 prelogin "$n" "$win" 25 >probe.log 2>&1 &
+	pid=$!
+	# m1: right after the last connect; m3: login_timeout (5 s) later,
+	# the probe still holding its ends.
+	while kill -0 "$pid" 2>/dev/null; do
+		rss=$(mem_of "$TPID"); rss=${rss%% *}
+		[ "$rss" -gt "$peak" ] && peak=$rss
+		if [ -z "$t1" ] && grep -q "^HOLDING" probe.log; then
+			m1=$(mem_of "$TPID"); t1=$SECONDS
+		fi
+		[ -n "$t1" ] && [ -z "${m3:-}" ] && [ $((SECONDS - t1)) -ge 15 ] &&
+			m3=$(mem_of "$TPID")
+		nap 0.5
+	done
+	wait "$pid"; i=$?
+	cat probe.log
+	alive
+	m2=$(mem_of "$TPID")
+	log "target after the last connect: rss pin lck KiB = ${m1:-?}; 15 s later (login_timeout 5 s): ${m3:-?}; peak rss $peak KiB; after the probe: $m2"
+	log "target rss growth: peak $((peak - ${m0%% *})) KiB over $((n)) pre-login connects"
+	[ "$i" -eq 0 ] || fail "rdma_probe prelogin exited $i"
+	held=$(sed -n 's/^HOLDING //p' probe.log)
+	[ -n "$held" ] || fail "no HOLDING line"
+	[ "$held" -le 64 ] || fail "$held pre-login connections open at once (cap 64)"
+	grep -q "rejected NO_RESOURCES" probe.log || fail "no result line"
+	grep -q " 0 rejected" probe.log && fail "nothing was rejected: the cap did not act"
+	# The target's side: closed and freed.  (Whether the probe hears of
+	# it is another matter: on rxe the DREQ of a connection torn down at
+	# once is often lost, see docs/rdma.md.)
+	i=$(grep -c "no LOGIN within 5 s" "$CASE_TMP/tgt.log")
+	log "connections closed by login_timeout: $i"
+	[ "$i" -ge "$held" ] || fail "only $i pre-login connections closed by login_timeout, $held were held"
+	[ -n "${m3:-}" ] && [ $((${m3%% *} - ${m0%% *})) -lt $((24 * 1024)) ] ||
+		fail "target rss did not come back after login_timeout: before $m0, then ${m3:-?}"
+	grep -q "refusing a connection from" "$CASE_TMP/tgt.log" || fail "no refusal logged"
+	log "refusal lines in the target log: $(grep -c 'refusing a connection' "$CASE_TMP/tgt.log")"
+	[ $((peak - ${m0%% *})) -lt $((96 * 1024)) ] ||
+		fail "target rss grew by $((peak - ${m0%% *})) KiB (bound 96 MiB)"
+	wait "$bg" || { cat bystander.log; fail "the bystander failed during the pre-login connects"; }
+	grep -v '^3;' bystander.log
+	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
+		--verify=crc32c || fail "target unusable after the pre-login connects"
+	stop_tgt
+}
+
 run_case -t 400 fio-verify-uring case_fio_verify uring
 run_case -t 400 fio-verify-aio case_fio_verify aio
 run_case -t 120 busy-poll case_busy_poll
@@ -383,4 +469,5 @@ run_case -t 120 discover-rdma case_discover
 run_case -t 120 acl-rdma case_acl_rdma
 run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
+run_case -t 700 prelogin-rdma case_prelogin
 cases_done
