@@ -188,10 +188,13 @@ case_rdma_reconnect() {
 
 # The end of a case with a device: what still uses the file system goes
 # first (ublk's device removal waits for a mounted file system, forever).
+# A writer blocked on held I/O cannot die before the detach fails that
+# I/O: a lazy unmount lets the file system go when it does.
 pair_cleanup() {
 	pkill -KILL -x fio
 	pkill -KILL -f 'chunk-log write'
-	umount -q /mnt/pair 2>/dev/null
+	pkill -KILL -x dd
+	umount -q /mnt/pair 2>/dev/null || umount -l -q /mnt/pair 2>/dev/null
 	"$RBLK_BUILD/rblkctl" detach --all --timeout 10 >/dev/null 2>&1
 }
 
