@@ -5,10 +5,13 @@
 # changes through rblkctl allow/deny/secret, refusals logged on the target
 # and reported clearly to the client, DISCOVER showing only allowed volumes
 # and a volume with a secret only to a client that proved the secret.
+# A bystander does fio verify on volume byst meanwhile and is checked
+# after the attacks (issue 11).
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
 require_login
+require_fio_engine
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/good.key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/bad.key"
@@ -27,7 +30,13 @@ path = $T/sec.img
 size = 16M
 secret_file = $T/good.key
 allow_any_host = yes
+
+[volume byst]
+path = $T/byst.img
+size = 16M
+allow_hosts = 127.0.0.1
 CONF
+bystander_start byst
 
 # login HOST VOLUME [args]: prints the probe's line; sets RC.
 login() {
@@ -90,6 +99,8 @@ grep -q '"acl"' <<<"$d" && fail "hostC sees acl: $d"
 grep -q '"vol0"' <<<"$d" || fail "hostC does not see vol0: $d"
 if "$RBLKCTL_BIN" discover --target "127.0.0.1:1" 2>/dev/null; then fail "discover of a closed port"; fi
 if "$RBLKCTL_BIN" discover 2>/dev/null; then fail "discover without --target"; fi
+bystander_check
+bystander_start byst
 
 log "secret from the config: HMAC challenge"
 refused "requires authentication" h1 sec
@@ -113,12 +124,15 @@ if ctl "$CONF" volume secret vol0 2>/dev/null; then fail "secret without --file/
 if ctl "$CONF" volume secret nope --clear 2>/dev/null; then fail "secret on unknown volume"; fi
 
 log "restart keeps the ACL and secrets"
+bystander_check
 stop_target TERM
 start_target "$CONF"
+bystander_start byst
 refused "access denied" hostA acl
 ok hostB acl
 refused "requires authentication" h3 sec
 ok h3 sec --secret "$T/good.key"
+bystander_check
 
 log "a secret file with a loose mode stops the target at start"
 stop_target TERM

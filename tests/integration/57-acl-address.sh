@@ -7,11 +7,13 @@
 # allow_any_host admits no one, denying the last host leaves the volume
 # closed (also after a restart), and allow/deny --any open and close it.
 # Loopback is 127.0.0.0/8: the probe binds 127.0.0.x to choose its peer
-# address.
+# address.  A bystander does fio verify on volume byst meanwhile and is
+# checked after each attack (issue 11).
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
 require_login
+require_fio_engine
 
 start_conf 16M <<CONF
 
@@ -33,7 +35,13 @@ allow_hosts = hostA
 [volume closed]
 path = $T/closed.img
 size = 4M
+
+[volume byst]
+path = $T/byst.img
+size = 16M
+allow_hosts = 127.0.0.1
 CONF
+bystander_start byst
 
 # login FROM HOST VOLUME: the probe connects from 127.0.0.FROM-address.
 login() {
@@ -59,6 +67,8 @@ grep -q "login refused: volume 'addr' host '127.0.0.3' peer 127.0.0.2:[0-9]*: ac
 	fail "spoofed login not logged with its real peer"
 ok 127.0.0.3 whatever addr
 ok 127.0.0.3 127.0.0.3 addr
+bystander_check
+bystander_start byst
 
 log "CIDR range by real address"
 ok 127.0.5.9 x net
@@ -90,6 +100,8 @@ grep -q "allow list is now empty: no host may log in" "$T/err" || fail "no warni
 refused 127.0.0.2 hostA named
 refused 127.0.7.7 x named
 sed -n '/^\[volume named\]/,/^$/p' "$CONF" | grep -q "^allow" && fail "named still has an allow key: $(cat "$CONF")"
+bystander_check
+bystander_start byst
 
 log "allow --any opens, deny --any closes; a list and --any exclude each other"
 ctl "$CONF" volume allow closed --any || fail "allow --any"
@@ -112,8 +124,10 @@ ctl "$CONF" volume create fresh2 --size 1M --path "$T/fresh2.img" --allow-any-ho
 ok 127.0.0.1 anyone fresh2
 
 log "restart keeps it all"
+bystander_check
 stop_target TERM
 start_target "$CONF"
+bystander_start byst
 refused 127.0.0.2 hostA named
 refused 127.0.0.1 anyone closed
 refused 127.0.0.1 anyone fresh
@@ -121,6 +135,7 @@ ok 127.0.0.1 anyone fresh2
 refused 127.0.0.2 127.0.0.3 addr
 ok 127.0.0.3 x addr
 ok 127.0.5.1 x net
+bystander_check
 
 log "allow_hosts with allow_any_host does not start"
 stop_target TERM

@@ -8,8 +8,11 @@
 # - the initiator (client library, via rblk-login) refuses a target whose
 #   proof is wrong or missing, or that skips the challenge although the
 #   client holds a secret (a fake target, tests/tools/rblk-faketarget).
+# A bystander does fio verify on volume byst of the real target meanwhile
+# and is checked after each attack (issue 11).
 . "$(dirname "$0")/lib.sh"
 require_target
+require_fio_engine
 PROBE=$RBLK_BUILD/tests/tools/rblk-authprobe
 FAKE=$RBLK_BUILD/tests/tools/rblk-faketarget
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
@@ -25,7 +28,13 @@ path = $T/sec.img
 size = 16M
 secret_file = $T/good.key
 allow_any_host = yes
+
+[volume byst]
+path = $T/byst.img
+size = 16M
+allow_any_host = yes
 CONF
+bystander_start byst
 
 log "the real target proves itself"
 "$PROBE" 127.0.0.1 "$PORT" target-proof sec vol0 "$T/good.key" || fail "target proof"
@@ -40,6 +49,8 @@ grep -q "login refused: volume 'vol0' host 'probe' peer .*: authentication faile
 grep -q "authentication failed (no initiator nonce" "$T/target.log" || fail "no-ini-nonce refusal not logged"
 # The target is fine afterwards.
 "$LOGIN" --io 1 127.0.0.1 "$PORT" vol0 >/dev/null || fail "target stopped serving"
+bystander_check
+bystander_start byst
 
 log "the initiator refuses a target that cannot prove the secret"
 FPORT=$(free_port) || skip "no free port"
@@ -69,5 +80,6 @@ expect_refused() {	# MODE PATTERN
 expect_refused bad-proof "target's proof for volume 'sec' is wrong"
 expect_refused no-proof "target's proof for volume 'sec' is wrong"
 expect_refused no-challenge "without authenticating itself"
+bystander_check
 target_log_clean
 echo PASS

@@ -159,3 +159,62 @@ target_log_clean() {
 # require_python3 first.
 require_python3() { command -v python3 >/dev/null || skip "python3 needed to check JSON output"; }
 jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+# ---- bystander (issue 11: every attack runs next to a verified client) --
+# bystander_start VOLUME [PORT]: in the background, rounds of fio crc32c
+# verify through the engine on VOLUME (a volume of its own, open to
+# 127.0.0.1), each BYSTANDER_SECS (1) s, until bystander_check; returns
+# once the first round has logged in (or failed).  ctrl_loss_tmo=0: the
+# engine would otherwise hide a dropped connection by reconnecting.
+. "$RBLK_ROOT/tests/fio-terse.sh"
+bystander_start() {
+	local vol=$1 port=${2:-$PORT} n0 i
+	BYST_DIR=$T/bystander-$vol
+	rm -rf "$BYST_DIR"; mkdir -p "$BYST_DIR"
+	n0=$(grep -c "logged in to volume $vol," "$T/target.log" 2>/dev/null)
+	(
+		n=0
+		while [ ! -e "$BYST_DIR/stop" ]; do
+			n=$((n + 1)) out=$BYST_DIR/round-$n.out
+			timeout $((${BYSTANDER_SECS:-1} + 60)) "$FIO_BIN" --ioengine="$FIO_ENGINE" \
+				--host=127.0.0.1 --port="$port" --volume="$vol" --hostname=bystander \
+				--ctrl_loss_tmo=0 --verify_state_save=0 --output-format=terse \
+				--name=bystander --rw=randwrite --bs=4k --size=8M --iodepth=4 \
+				--verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+				--time_based --runtime="${BYSTANDER_SECS:-1}" >"$out" 2>&1
+			rc=$?
+			why=$(fio_ok "$out" 1 1) && [ "$rc" -eq 0 ] && continue
+			echo "round $n: fio exit $rc: $why" >"$BYST_DIR/failed"
+			break
+		done
+		echo "$n" >"$BYST_DIR/rounds"
+	) &
+	BYST_PID=$!
+	_cleanup_pids+=("$BYST_PID")
+	for ((i = 0; i < 200; i++)); do
+		[ "$(grep -c "logged in to volume $vol," "$T/target.log" 2>/dev/null)" -gt "$n0" ] && return 0
+		[ -e "$BYST_DIR/rounds" ] && return 0	# failed: bystander_check says why
+		sleep 0.05
+	done
+}
+
+# bystander_check: stops the bystander (its round ends within
+# BYSTANDER_SECS) and fails if a round saw an error, a wrong byte or no
+# I/O.  With "keep" it only looks at the rounds ended so far and leaves it
+# running (many short cases on one target: 30-hostile).
+bystander_check() {
+	local n
+	if [ "${1:-}" != keep ]; then
+		touch "$BYST_DIR/stop"
+		wait "$BYST_PID" 2>/dev/null
+	elif [ ! -e "$BYST_DIR/failed" ] && ! kill -0 "$BYST_PID" 2>/dev/null; then
+		echo "round ?: the bystander loop is gone" >"$BYST_DIR/failed"
+	fi
+	if [ -e "$BYST_DIR/failed" ]; then
+		n=$(grep -o '^round [0-9]*' "$BYST_DIR/failed" | cut -d' ' -f2)
+		grep -v '^3;' "$BYST_DIR/round-$n.out" 2>/dev/null | tail -n 20
+		fail "bystander on $(basename "$BYST_DIR" | sed 's/^bystander-//'): $(cat "$BYST_DIR/failed")"
+	fi
+	n=$(cat "$BYST_DIR/rounds" 2>/dev/null || ls "$BYST_DIR" | grep -c '^round-')
+	echo "note: bystander: $n round(s) of fio verify, no error"
+}
