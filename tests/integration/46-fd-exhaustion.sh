@@ -5,9 +5,11 @@
 # 100 %).  Started with `ulimit -n 64`, it gets more connections than it
 # has fds; for 3 s its log must stay small and its CPU time low (the
 # listener is paused with backoff, the repeats are rate-limited).  Once the
-# hogs are gone, a new client must log in and do I/O again.
+# hogs are gone, a new client must log in and do I/O again.  A bystander
+# logged in before does fio verify on volume byst throughout (issue 11).
 . "$(dirname "$0")/lib.sh"
 require_target
+require_fio_engine
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
 [ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
 [ -r /proc/self/stat ] || skip "no /proc/PID/stat to read CPU time from"
@@ -21,11 +23,15 @@ TICKS=$(getconf CLK_TCK)
 PORT=$(free_port) || skip "no free port"
 CONF=$T/t.conf
 write_conf "$CONF" uring "$T/vol.img" 16M
+printf '\n[volume byst]\npath = %s/byst.img\nsize = 16M\nallow_any_host = yes\n' "$T" >>"$CONF"
 (ulimit -n 64 && exec "$TARGET_BIN" --config "$CONF") >>"$T/target.log" 2>&1 &
 TARGET_PID=$!
 _cleanup_pids+=("$TARGET_PID")
 wait_port "$PORT" 10 || { cat "$T/target.log"; fail "target did not listen on $PORT"; }
 "$LOGIN" --host before 127.0.0.1 "$PORT" vol0 --io 2 || fail "login before the hogs"
+# One round across the whole attack: a new round could not connect at
+# the fd limit.
+BYSTANDER_SECS=8 bystander_start byst
 
 # utime + stime of the whole process (all threads), in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$TARGET_PID/stat"; }
@@ -69,6 +75,7 @@ for ((i = 0; i < 20; i++)); do
 done
 [ -n "$ok" ] || { tail -n 20 "$T/target.log"; fail "no login after the hogs closed: $out"; }
 echo "after: $out"
+bystander_check
 
 stop_target TERM
 [ "$TARGET_RC" = 0 ] || fail "target exited $TARGET_RC after SIGTERM"

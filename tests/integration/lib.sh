@@ -204,13 +204,20 @@ bystander_start() {
 # running (many short cases on one target: 30-hostile).
 bystander_check() {
 	local n
+	# Polls, not wait: callers may run this in a subshell.
 	if [ "${1:-}" != keep ]; then
 		touch "$BYST_DIR/stop"
-		wait "$BYST_PID" 2>/dev/null
-	elif [ ! -e "$BYST_DIR/failed" ] && ! kill -0 "$BYST_PID" 2>/dev/null; then
+		while kill -0 "$BYST_PID" 2>/dev/null && [ ! -e "$BYST_DIR/rounds" ]; do sleep 0.05; done
+	fi
+	if [ ! -e "$BYST_DIR/failed" ] && ! kill -0 "$BYST_PID" 2>/dev/null &&
+		{ [ ! -e "$BYST_DIR/stop" ] || [ ! -e "$BYST_DIR/rounds" ]; }; then
 		echo "round ?: the bystander loop is gone" >"$BYST_DIR/failed"
 	fi
+	# keep: a failure fails the first case that sees it, the final check
+	# again; not every case in between.
+	[ "${1:-}" = keep ] && [ -e "$BYST_DIR/failed.told" ] && return 0
 	if [ -e "$BYST_DIR/failed" ]; then
+		touch "$BYST_DIR/failed.told"
 		n=$(grep -o '^round [0-9]*' "$BYST_DIR/failed" | cut -d' ' -f2)
 		grep -v '^3;' "$BYST_DIR/round-$n.out" 2>/dev/null | tail -n 20
 		fail "bystander on $(basename "$BYST_DIR" | sed 's/^bystander-//'): $(cat "$BYST_DIR/failed")"
