@@ -14,7 +14,6 @@ HOSTILE=$RBLK_BUILD/tests/tools/rblk-hostile
 GOOD=$RBLK_BUILD/tests/tools/rblk-goodclient
 [ -x "$HOSTILE" ] || skip "$HOSTILE not built"
 [ -x "$GOOD" ] || skip "$GOOD not built"
-require_fio_engine
 
 PORT=$(free_port) || fail "no free port"
 write_conf "$T/t.conf" uring "$T/vol0.img" 64M
@@ -31,13 +30,18 @@ bystander_start byst
 	>"$T/good.out" 2>&1 &
 GOOD_PID=$!
 _cleanup_pids+=("$GOOD_PID")
-timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
-	--port="$PORT" --volume=vol0 --verify_state_save=0 --name=good \
-	--rw=randwrite --bs=4k-64k --bsrange=4k-64k --iodepth=8 \
-	--offset=16M --size=16M --loops=4 --verify=crc32c \
-	--do_verify=1 >"$T/fio.out" 2>&1 &
-FIO_PID=$!
-_cleanup_pids+=("$FIO_PID")
+FIO_PID=
+if [ -f "$FIO_ENGINE" ] && command -v "$FIO_BIN" >/dev/null 2>&1; then
+	timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+		--port="$PORT" --volume=vol0 --verify_state_save=0 --name=good \
+		--rw=randwrite --bs=4k-64k --bsrange=4k-64k --iodepth=8 \
+		--offset=16M --size=16M --loops=4 --verify=crc32c \
+		--do_verify=1 >"$T/fio.out" 2>&1 &
+	FIO_PID=$!
+	_cleanup_pids+=("$FIO_PID")
+else
+	log "fio engine not built: rblk-goodclient is the only good client"
+fi
 
 # verdict RC NAME OUT: the RBLK-CASE line of a case that exited RC with
 # its output in OUT; a pass needs the bystander clean so far too (its
@@ -76,12 +80,14 @@ else
 	echo "RBLK-CASE: FAIL good-client-verify-during-hostile"
 	nfail=$((nfail + 1))
 fi
-if wait "$FIO_PID"; then
-	echo "RBLK-CASE: PASS fio-verify-during-hostile"
-else
-	tail -20 "$T/fio.out"
-	echo "RBLK-CASE: FAIL fio-verify-during-hostile"
-	nfail=$((nfail + 1))
+if [ -n "$FIO_PID" ]; then
+	if wait "$FIO_PID"; then
+		echo "RBLK-CASE: PASS fio-verify-during-hostile"
+	else
+		tail -20 "$T/fio.out"
+		echo "RBLK-CASE: FAIL fio-verify-during-hostile"
+		nfail=$((nfail + 1))
+	fi
 fi
 ( bystander_check ) >"$T/byst.out" 2>&1
 rc=$?

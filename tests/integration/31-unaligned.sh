@@ -11,7 +11,6 @@ TARGET_BIN=$RBLK_BUILD/ubsan/rblk-target
 require_target
 HOSTILE=$RBLK_BUILD/tests/tools/rblk-hostile
 [ -x "$HOSTILE" ] || skip "$HOSTILE not built"
-require_fio_engine
 
 PORT=$(free_port) || fail "no free port"
 write_conf "$T/t.conf" uring "$T/vol0.img" 16M

@@ -9,7 +9,6 @@
 # logged in before does fio verify on volume byst throughout (issue 11).
 . "$(dirname "$0")/lib.sh"
 require_target
-require_fio_engine
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
 [ -x "$LOGIN" ] || skip "$LOGIN not built (make unit-tests)"
 [ -r /proc/self/stat ] || skip "no /proc/PID/stat to read CPU time from"

@@ -11,7 +11,6 @@
 require_target
 require_rblkctl
 require_login
-require_fio_engine
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/good.key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/bad.key"

@@ -13,7 +13,6 @@
 require_target
 require_rblkctl
 require_login
-require_fio_engine
 
 start_conf 16M <<CONF
 

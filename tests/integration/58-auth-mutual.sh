@@ -12,7 +12,6 @@
 # and is checked after each attack (issue 11).
 . "$(dirname "$0")/lib.sh"
 require_target
-require_fio_engine
 PROBE=$RBLK_BUILD/tests/tools/rblk-authprobe
 FAKE=$RBLK_BUILD/tests/tools/rblk-faketarget
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login
