@@ -176,7 +176,7 @@ bystander_start() {
 		log "fio engine not built: no bystander"
 		return 0
 	fi
-	BYST_DIR=$T/bystander-$vol
+	BYST_DIR=$T/bystander-$vol BYST_VOL=$vol
 	rm -rf "$BYST_DIR"; mkdir -p "$BYST_DIR"
 	n0=$(grep -c "logged in to volume $vol," "$T/target.log" 2>/dev/null)
 	(
@@ -228,8 +228,8 @@ bystander_check() {
 		touch "$BYST_DIR/failed.told"
 		n=$(grep -o '^round [0-9]*' "$BYST_DIR/failed" | cut -d' ' -f2)
 		grep -v '^3;' "$BYST_DIR/round-$n.out" 2>/dev/null | tail -n 20
-		fail "bystander on $(basename "$BYST_DIR" | sed 's/^bystander-//'): $(cat "$BYST_DIR/failed")"
+		fail "bystander on $BYST_VOL: $(cat "$BYST_DIR/failed")"
 	fi
-	n=$(cat "$BYST_DIR/rounds" 2>/dev/null || ls "$BYST_DIR" | grep -c '^round-')
+	n=$(cat "$BYST_DIR/rounds" 2>/dev/null || find "$BYST_DIR" -name 'round-*' | wc -l)
 	echo "note: bystander: $n round(s) of fio verify, no error"
 }
