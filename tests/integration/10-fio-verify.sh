@@ -12,24 +12,7 @@
 require_target
 require_fio_engine
 
-nfail=0
 VOLSIZE=64M
-
-# run_case NAME FUNCTION [ARGS]: one RBLK-CASE line; output kept in $T.
-run_case() {
-	local name=$1 out=$T/case-$1.log
-	shift
-	log "case $name"
-	"$@" >"$out" 2>&1
-	case $? in
-	0)	echo "RBLK-CASE: PASS $name" ;;
-	77)	echo "RBLK-CASE: SKIP $name $(tail -n 1 "$out")" ;;
-	*)
-		sed 's/^/    /' "$out" | tail -n 25
-		echo "RBLK-CASE: FAIL $name $(grep -v '^[[:space:]]*$' "$out" | tail -n 1)"
-		nfail=$((nfail + 1)) ;;
-	esac
-}
 
 . "$RBLK_ROOT/tests/fio-terse.sh"
 
