@@ -95,12 +95,18 @@ _kernel_trouble_count() {
 
 # Prints a finished case's log indented and sets _last to its last non-empty
 # line: builtins only.
+# Prints a case's log indented; _last = the reason to show with its verdict:
+# its last "FAIL: "/"SKIP: " line (a cleanup after fail() may still print,
+# e.g. bash's "Killed" notice for a job it ended), else its last non-blank line.
 _case_show() {
-	local line
+	local line said=
 	_last=
 	while IFS= read -r line || [ -n "$line" ]; do
 		echo "    $line"
-		[[ $line == *[![:space:]]* ]] && _last=$line
+		case $line in
+		"FAIL: "* | "SKIP: "*) _last=$line said=1 ;;
+		*[![:space:]]*) [ -n "$said" ] || _last=$line ;;
+		esac
 	done <"$1"
 }
 
