@@ -43,6 +43,9 @@
 #define SGE_CHUNK	(128u << 10)
 #define POLL_BATCH	16
 #define SQ_STALL_MS	10000
+/* Spinning: how often the CM channel is read (a syscall).  Only a target
+ * that disconnects needs it, and then a few ms do not matter. */
+#define SPIN_CM_MS	10
 
 struct recv_slot {
 	uint8_t *buf;
@@ -705,8 +708,8 @@ static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q)
 
 /*
  * poll(.., 0) while spinning: the CQs only, no syscall when nothing came.
- * The CM channel costs one, so it is looked at once a millisecond at most:
- * a target that disconnects with commands outstanding sends no completion.
+ * The CM channel costs one, so it is looked at every SPIN_CM_MS: a target
+ * that disconnects with commands outstanding sends no completion.
  */
 static int spin_poll(struct rblk_client_conn *c, struct rblk_queue *q)
 {
@@ -720,7 +723,7 @@ static int spin_poll(struct rblk_client_conn *c, struct rblk_queue *q)
 	if (ret)
 		return ret;
 	now = rblk_now_ms();
-	if (now == c->cm_checked_ms)
+	if (now - c->cm_checked_ms < SPIN_CM_MS)
 		return 0;
 	c->cm_checked_ms = now;
 	return check_cm(c);
