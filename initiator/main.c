@@ -260,6 +260,8 @@ static int create_queues(struct ini_dev *d)
 		.cdev_fd = d->cdev_fd,
 		.ioctl_encode = !!(d->info.flags & UBLK_F_CMD_IOCTL_ENCODE),
 		.exit_efd = d->exit_efd,
+		.poll = d->o.poll,
+		.poll_us = d->o.poll_us,
 	};
 	unsigned i;
 	int ret;
@@ -302,6 +304,8 @@ static void fill_state(struct ini_dev *d, const char *state)
 		 d->o.secret_file ? d->o.secret_file : "");
 	s->grace_ms = d->o.grace_ms;
 	memcpy(s->tmo_s, d->o.tmo_s, sizeof(s->tmo_s));
+	snprintf(s->poll, sizeof(s->poll), "%s", rblk_poll_mode_str(d->o.poll));
+	s->poll_us = (int)d->o.poll_us;
 	if (d->o.recover_dev >= 0 && d->old.dev_id == (int)d->info.dev_id) {
 		/* the same attachment, served by a new process */
 		s->started = d->old.started;
@@ -478,6 +482,7 @@ int main(int argc, char **argv)
 	struct ini_dev dev = {
 		.o = { .transport = "tcp", .depth = INI_DEFAULT_DEPTH, .dev_id = -1,
 		       .grace_ms = INI_DEFAULT_GRACE_MS, .ready_fd = -1,
+		       .poll_us = RBLK_POLL_US_DEFAULT,
 		       .cleanup_dev = -1, .recover_dev = -1 },
 		.cdev_fd = -1, .exit_efd = -1,
 	};

@@ -36,6 +36,10 @@ void ini_opts_usage(FILE *f)
 "                         -1: forever, 0: never reconnect)\n"
 "  --fast-io-fail-tmo S   fail I/O after S s disconnected, still reconnecting\n"
 "                         (default -1: off)\n"
+"  --poll MODE            how the queues wait for the ublk ring and the RDMA\n"
+"                         CQ: event (sleep, default), busy (spin: one core\n"
+"                         per queue), adaptive (spin --poll-us after work)\n"
+"  --poll-us N            adaptive: microseconds to spin (default %u, max %u)\n"
 "  --ready-fd FD          write \"OK ublkbN\" or \"ERR reason\" there once started\n"
 "  --log-file PATH        recorded in the state file (the caller redirects)\n"
 "  --log-level LEVEL      err|warn|info|debug\n"
@@ -48,7 +52,8 @@ void ini_opts_usage(FILE *f)
 "  --supervisor PID       recorded in the state file (rblkctl's supervisor)\n"
 "  --cleanup-dev N        only remove ublk device N left by a dead server\n"
 "  --debug MASK           debug areas (1 io, 2 conn, 4 rdma, 8 ublk)\n"
-"  -h, --help\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS);
+"  -h, --help\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS, RBLK_POLL_US_DEFAULT,
+	RBLK_POLL_US_MAX);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -145,6 +150,8 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 		{ "reconnect-delay",  required_argument, NULL, 'R' },
 		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
 		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
+		{ "poll",        required_argument, NULL, 'P' },
+		{ "poll-us",     required_argument, NULL, 'U' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -256,6 +263,20 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 			}
 			o->cleanup_dev = (int)v;
 			return 0;
+		case 'P':
+			if (rblk_poll_mode_parse(optarg, &o->poll)) {
+				fprintf(stderr, "rblk-initiator: --poll is event, busy or adaptive, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'U':
+			if (parse_uint(optarg, 0, RBLK_POLL_US_MAX, &o->poll_us)) {
+				fprintf(stderr, "rblk-initiator: --poll-us is 0..%u (microseconds), not '%s'\n",
+					RBLK_POLL_US_MAX, optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'h':
 			ini_opts_usage(stdout);
 			exit(0);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "poll_mode.h"
 #include "state.h"
 
 #define INI_MAX_QUEUES		32
@@ -32,6 +33,8 @@ struct ini_opts {
 	/* faults: rblk_client_opts values (ms, 0 = library default) */
 	int ka_ms, io_ms, delay_ms, loss_ms, fail_ms;
 	int tmo_s[INI_TMO_COUNT];	/* the same as given, for the state file */
+	enum rblk_poll_mode poll;	/* --poll */
+	unsigned poll_us;		/* --poll-us */
 };
 
 void ini_opts_usage(FILE *f);

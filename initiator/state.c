@@ -72,6 +72,10 @@ int ini_state_write(const struct ini_state *s)
 	json_object_object_add(o, "hostname", json_object_new_string(s->hostname));
 	json_object_object_add(o, "secret_file", json_object_new_string(s->secret_file));
 	json_object_object_add(o, "grace_ms", json_object_new_int(s->grace_ms));
+	if (s->poll[0])
+		json_object_object_add(o, "poll", json_object_new_string(s->poll));
+	if (s->poll_us >= 0)
+		json_object_object_add(o, "poll_us", json_object_new_int(s->poll_us));
 	for (int i = 0; i < INI_TMO_COUNT; i++)
 		if (s->tmo_s[i] != INI_TMO_UNSET)
 			json_object_object_add(o, ini_tmo_key[i],
@@ -160,6 +164,10 @@ int ini_state_read(const char *path, struct ini_state *s)
 	get_str(o, "hostname", s->hostname, sizeof(s->hostname));
 	get_str(o, "secret_file", s->secret_file, sizeof(s->secret_file));
 	s->grace_ms = (int)get_int(o, "grace_ms", 0);
+	get_str(o, "poll", s->poll, sizeof(s->poll));
+	s->poll_us = (int)get_int(o, "poll_us", -1);
+	if (s->poll_us < -1)
+		s->poll_us = -1;
 	for (int i = 0; i < INI_TMO_COUNT; i++) {
 		int64_t v = get_int(o, ini_tmo_key[i], INI_TMO_UNSET);
 

@@ -59,6 +59,8 @@ struct ini_state {
 	char     secret_file[1024];	/* "" = none */
 	int      grace_ms;		/* --grace-ms, 0 = default */
 	int      tmo_s[INI_TMO_COUNT];
+	char     poll[12];		/* --poll: "event" | "busy" | "adaptive", "" = default */
+	int      poll_us;		/* --poll-us, -1 = default */
 };
 
 /* The directory (RBLK_RUN_DIR overrides the default); created 0755 on write. */

@@ -74,6 +74,8 @@ struct ini_queue {
 
 	/* thread-private loop state */
 	int conn_poll_armed;
+	int spinning;			/* not waiting: ring and CQ peeked each turn */
+	uint64_t last_work_us;		/* adaptive: last turn that did something */
 	int stopping;			/* stop asked: grace timer running */
 	int abandoned;			/* grace over (or connection lost) */
 	unsigned ndead;
@@ -317,13 +319,15 @@ static int conn_failed(const struct ini_queue *q)
 	return atomic_load(&q->conn_state) == RBLK_QUEUE_FAILED;
 }
 
-static void reap_target(struct ini_queue *q)
+/* Commits what the target answered; returns how many. */
+static unsigned reap_target(struct ini_queue *q)
 {
 	struct rblk_io *done[64];
+	unsigned total = 0;
 	int n, i;
 
 	if (!q->cfg.conn)
-		return;
+		return 0;
 	do {
 		n = rblk_queue_reap(q->cfg.conn, done, 0, 64, 0);
 		if (n < 0)
@@ -333,9 +337,11 @@ static void reap_target(struct ini_queue *q)
 
 			commit_tag(q, tag, result_of(q, done[i]));
 		}
+		total += (unsigned)n;
 	} while (n == 64);
 	note_conn(q);
 	drain_backlog(q);
+	return total;
 }
 
 /*
@@ -437,6 +443,45 @@ static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
 	}
 }
 
+/* ---- polling ----------------------------------------------------------- */
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int want_spin(const struct ini_queue *q, uint64_t now)
+{
+	switch (q->cfg.poll) {
+	case RBLK_POLL_BUSY:
+		return 1;
+	case RBLK_POLL_ADAPTIVE:
+		return now - q->last_work_us < q->cfg.poll_us;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Starts or stops spinning.  While spinning the loop does not wait on the
+ * ring and reaps the target every turn, so the connection's wakeup is not
+ * needed and stays unarmed (the transport then polls its CQ without a
+ * syscall).  Stopping arms it again and reaps once more: what came before
+ * the arm raises no wakeup.  Returns 1 when that reap found answers (the
+ * caller should keep spinning), else 0.
+ */
+static int set_spinning(struct ini_queue *q, int spin)
+{
+	q->spinning = spin;
+	if (!q->cfg.conn)
+		return 0;
+	rblk_queue_set_spin(q->cfg.conn, spin);
+	return !spin && reap_target(q) > 0;
+}
+
 static void *queue_thread(void *arg)
 {
 	struct ini_queue *q = arg;
@@ -455,12 +500,21 @@ static void *queue_thread(void *arg)
 		goto out;
 
 	while (q->ndead < q->cfg.depth) {
-		if (q->cfg.conn && !q->conn_poll_armed && !q->abandoned &&
-		    !conn_failed(q)) {
+		uint64_t now = q->cfg.poll == RBLK_POLL_ADAPTIVE ? now_us() : 0;
+		int spin = want_spin(q, now);
+
+		if (spin != q->spinning && set_spinning(q, spin)) {
+			q->last_work_us = now;
+			continue;
+		}
+		if (q->cfg.conn && !q->conn_poll_armed && !q->spinning &&
+		    !q->abandoned && !conn_failed(q)) {
 			arm_poll(q, rblk_queue_fd(q->cfg.conn), UD_CONN_POLL);
 			q->conn_poll_armed = 1;
 		}
-		ret = io_uring_submit_and_wait(&q->ring, 1);
+		/* Spinning: submit only (no syscall when there is nothing to
+		 * submit) and peek the completions. */
+		ret = io_uring_submit_and_wait(&q->ring, q->spinning ? 0 : 1);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			rblk_err("queue %u: io_uring: %s", q->cfg.q_id, strerror(-ret));
 			break;
@@ -472,9 +526,14 @@ static void *queue_thread(void *arg)
 		}
 		io_uring_cq_advance(&q->ring, n);
 		/* A send may have failed inside submit: pick up its error, and
-		 * whatever answers are already here, without another wakeup. */
-		if (q->cfg.conn && !q->abandoned && rblk_queue_inflight(q->cfg.conn))
-			reap_target(q);
+		 * whatever answers are already here, without another wakeup.
+		 * A spinner reaps every turn: its timers and the target's
+		 * keep-alive answers have no wakeup either. */
+		if (q->cfg.conn && !q->abandoned &&
+		    (q->spinning || rblk_queue_inflight(q->cfg.conn)))
+			n += reap_target(q);
+		if (n && q->cfg.poll == RBLK_POLL_ADAPTIVE)
+			q->last_work_us = now_us();
 		/* Stopping does not wait for a reconnect. */
 		if (!q->abandoned && q->stopping &&
 		    atomic_load(&q->conn_state) != RBLK_QUEUE_LIVE)

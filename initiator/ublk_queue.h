@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "poll_mode.h"
 #include "ublk_compat.h"
 #include "rblk_client.h"
 
@@ -23,6 +24,8 @@ struct ini_queue_cfg {
 	int      ioctl_encode;		/* kernel takes UBLK_U_IO_* opcodes */
 	struct rblk_queue *conn;	/* handed over: the queue closes it */
 	int      exit_efd;		/* written once when the thread ends */
+	enum rblk_poll_mode poll;	/* how the loop waits (--poll) */
+	unsigned poll_us;		/* adaptive: spin this long after work */
 };
 
 struct ini_queue;

@@ -372,7 +372,7 @@ int rblk_rdma_cq_arm(struct ibv_cq *cq)
 	return rblk_ibv_err(ibv_req_notify_cq(cq, 0));
 }
 
-int rblk_rdma_cq_rearm(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch)
 {
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
@@ -382,10 +382,18 @@ int rblk_rdma_cq_rearm(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 			return 0;
 		return errno ? -errno : -EIO;
 	}
-	/* One channel serves one CQ here, so ev_cq is cq. */
 	ibv_ack_cq_events(ev_cq, 1);
-	(void)cq;
-	return rblk_ibv_err(ibv_req_notify_cq(ev_cq, 0)) ?: 1;
+	return 1;
+}
+
+int rblk_rdma_cq_rearm(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	int ret = rblk_rdma_cq_ack_event(ch);
+
+	/* One channel serves one CQ here, so the event's CQ is cq. */
+	if (ret <= 0)
+		return ret;
+	return rblk_ibv_err(ibv_req_notify_cq(cq, 0)) ?: 1;
 }
 
 int rblk_rdma_qp_create(struct rdma_cm_id *id, struct ibv_pd *pd,

@@ -124,6 +124,13 @@ int rblk_rdma_cq_rearm(struct ibv_comp_channel *ch, struct ibv_cq *cq);
 /* Requests an event for the next completion (0 or -errno). */
 int rblk_rdma_cq_arm(struct ibv_cq *cq);
 
+/*
+ * Takes and acks one pending event from ch without re-arming (a poller
+ * that spins next and arms only before it sleeps again).  1 when one was
+ * taken, 0 when none was pending (the fd is non-blocking), or -errno.
+ */
+int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch);
+
 /* ibv_poll_cq: count (>= 0) or -errno. */
 static inline int rblk_rdma_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {

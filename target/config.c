@@ -35,6 +35,7 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
 	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
 	cfg->login_timeout = TGT_CFG_DEFAULT_LOGIN_TIMEOUT;
+	cfg->rdma_poll_us = RBLK_POLL_US_DEFAULT;
 	cfg->idle_timeout = TGT_CFG_DEFAULT_IDLE_TIMEOUT;
 	cfg->data_timeout = TGT_CFG_DEFAULT_DATA_TIMEOUT;
 	cfg->max_conns = TGT_CFG_DEFAULT_MAX_CONNS;
@@ -222,7 +223,7 @@ static int parse_listen_tcp(struct parser *p, char *v)
 enum {
 	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
-	K_RDMA_POLL, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
+	K_RDMA_POLL, K_RDMA_POLL_US, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
 	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB, K_MAX_PRELOGIN,
 	K_MAX_PRELOGIN_HOST,
 };
@@ -238,6 +239,7 @@ static const char *const target_keys[] = {
 	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
 	[K_LOGIN_TIMEOUT] = "login_timeout",
 	[K_RDMA_POLL] = "rdma_poll",
+	[K_RDMA_POLL_US] = "rdma_poll_us",
 	[K_IDLE_TIMEOUT] = "idle_timeout", [K_DATA_TIMEOUT] = "data_timeout",
 	[K_MAX_CONNS] = "max_connections",
 	[K_MAX_CONNS_HOST] = "max_connections_per_host",
@@ -378,11 +380,14 @@ static int target_key(struct parser *p, int k, char *v)
 		return 0;
 	case K_RDMA_POLL:
 		/* event: sleep on the completion channel; busy: spin (lowest
-		 * latency, one core per reactor). */
-		if (strcmp(v, "event") && strcmp(v, "busy"))
-			return perr(p, "field 'rdma_poll': '%s' is not event|busy", v);
-		cfg->rdma_busy_poll = !strcmp(v, "busy");
+		 * latency, one core per reactor); adaptive: spin rdma_poll_us
+		 * after work, then sleep. */
+		if (rblk_poll_mode_parse(v, &cfg->rdma_poll))
+			return perr(p, "field 'rdma_poll': '%s' is not event|busy|adaptive", v);
 		return 0;
+	case K_RDMA_POLL_US:
+		return uint_key(p, k, v, 0, RBLK_POLL_US_MAX, " (microseconds)",
+				&cfg->rdma_poll_us);
 	case K_IDLE_TIMEOUT:
 		return uint_key(p, k, v, 0, 86400, " (seconds, 0 = none)", &cfg->idle_timeout);
 	case K_DATA_TIMEOUT:
@@ -738,8 +743,10 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "volume_dir = %s\n", cfg->volume_dir);
 	if (cfg->login_timeout != TGT_CFG_DEFAULT_LOGIN_TIMEOUT)
 		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
-	if (cfg->rdma_busy_poll)
-		sb_printf(&b, "rdma_poll = busy\n");
+	if (cfg->rdma_poll != RBLK_POLL_EVENT)
+		sb_printf(&b, "rdma_poll = %s\n", rblk_poll_mode_str(cfg->rdma_poll));
+	if (cfg->rdma_poll_us != RBLK_POLL_US_DEFAULT)
+		sb_printf(&b, "rdma_poll_us = %u\n", cfg->rdma_poll_us);
 	if (cfg->idle_timeout != TGT_CFG_DEFAULT_IDLE_TIMEOUT)
 		sb_printf(&b, "idle_timeout = %u\n", cfg->idle_timeout);
 	if (cfg->data_timeout != TGT_CFG_DEFAULT_DATA_TIMEOUT)

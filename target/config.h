@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "poll_mode.h"
 #include "rblk_proto.h"
 
 #define TGT_CFG_BACKEND_MAX	16
@@ -60,7 +61,8 @@ struct tgt_config {
 	unsigned host_buffer_mb;	/* one host's share of a pool; 0 = auto */
 	unsigned max_prelogin;		/* connections not logged in yet; 0 = no cap */
 	unsigned max_prelogin_per_host;	/* the same per source address */
-	bool    rdma_busy_poll;		/* rdma_poll = busy: spin on the CQs */
+	enum rblk_poll_mode rdma_poll;	/* rdma_poll = event|busy|adaptive */
+	unsigned rdma_poll_us;		/* adaptive: spin this long after work */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */
 	struct tgt_volume_cfg *vols;	/* malloc'd array */

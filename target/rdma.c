@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conn.h"
 #include "log.h"
@@ -195,21 +196,19 @@ static void unsig_done(struct tgt_event *ev, int res, uint32_t flags)
 	 * called by the CQ loop for any error already. */
 }
 
-static void handle_cq(struct rdma_conn *rc)
+/* Polls the CQ empty, running each completion; returns how many ran. */
+static int handle_cq(struct rdma_conn *rc)
 {
 	struct ibv_wc wc[CQ_BATCH];
-	int n;
+	int n, total = 0;
 
-	/* Event mode: take the channel event and re-arm before polling, so a
-	 * completion arriving after the poll raises a new event. */
-	if (!rc->busy_poll && rblk_rdma_cq_rearm(rc->cc, rc->cq) < 0)
-		fail_conn(rc, "completion channel failed");
 	do {
 		n = rblk_rdma_poll(rc->cq, CQ_BATCH, wc);
 		if (n < 0) {
 			fail_conn(rc, "ibv_poll_cq failed");
 			break;
 		}
+		total += n;
 		for (int i = 0; i < n; i++) {
 			struct tgt_event *ev = (struct tgt_event *)(uintptr_t)wc[i].wr_id;
 			int res = wc_res(&wc[i]);
@@ -233,13 +232,53 @@ static void handle_cq(struct rdma_conn *rc)
 			ev->done(ev, res, wc[i].status);
 		}
 	} while (n == CQ_BATCH);
+	return total;
 }
 
-/* Waits for the next completions: a poll on the completion channel, or in
- * busy mode another turn of the reactor loop (which then never sleeps). */
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * Adaptive mode, after a poll that ran n completions: keep spinning while
+ * the last work is less than poll_us old (a wakeup counts as work), then
+ * request an event and poll once more before sleeping, since a completion
+ * that came between the last poll and the request raises no event.  A
+ * spin that follows such a last poll leaves the request armed: its event
+ * at most wakes the next sleep early, and that wakeup just spins again.
+ */
+static void adapt(struct rdma_conn *rc, int n)
+{
+	uint64_t now = now_us();
+
+	if (n > 0 || !rc->cq_spinning) {
+		rc->last_work_us = now;
+		rc->cq_spinning = true;
+		return;
+	}
+	if (now - rc->last_work_us < rc->poll_us)
+		return;
+	if (rblk_rdma_cq_arm(rc->cq) < 0) {
+		fail_conn(rc, "cannot arm the completion queue");
+		return;
+	}
+	rc->cq_spinning = false;
+	if (handle_cq(rc) > 0) {
+		rc->last_work_us = now;
+		rc->cq_spinning = true;
+	}
+}
+
+/* Waits for the next completions: a poll on the completion channel, or
+ * while spinning (busy mode, adaptive after work) another turn of the
+ * reactor loop, which then does not sleep but still reaps its ring. */
 static void arm_cq(struct rdma_conn *rc)
 {
-	if (rc->busy_poll) {
+	if (rc->cq_spinning) {
 		rc->cq_armed = true;
 		tgt_reactor_defer(rc->c.r, &rc->cq_ev, 0);
 		return;
@@ -250,12 +289,24 @@ static void arm_cq(struct rdma_conn *rc)
 static void cq_ready(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cq_ev);
+	int n, ret = 0;
 
 	rc->cq_armed = false;
 	if (!rc->freeing) {
 		rc->in_handler = true;
 		tgt_conn_get(&rc->c);
-		handle_cq(rc);
+		/* Woken by the channel: take its event.  Event mode re-arms
+		 * before polling, so a completion after the poll raises a new
+		 * event; adaptive spins next and arms only before sleeping. */
+		if (!rc->cq_spinning)
+			ret = rc->poll == RBLK_POLL_EVENT ?
+			      rblk_rdma_cq_rearm(rc->cc, rc->cq) :
+			      rblk_rdma_cq_ack_event(rc->cc);
+		if (ret < 0)
+			fail_conn(rc, "completion channel failed");
+		n = handle_cq(rc);
+		if (rc->poll == RBLK_POLL_ADAPTIVE && !rc->freeing)
+			adapt(rc, n);
 		rc->in_handler = false;
 		if (!rc->freeing)
 			arm_cq(rc);
@@ -787,8 +838,8 @@ static void rdma_free(struct tgt_conn *c)
 	rc->freeing = true;
 	if (rc->cm_armed)
 		cancel_poll(rc, &rc->cm_ev);
-	/* A deferred busy-poll turn comes back by itself. */
-	if (rc->cq_armed && !rc->busy_poll)
+	/* A deferred spin turn comes back by itself. */
+	if (rc->cq_armed && !rc->cq_spinning)
 		cancel_poll(rc, &rc->cq_ev);
 	if (rc->tmo_armed) {
 		struct io_uring_sqe *sqe = tgt_reactor_sqe(c->r);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "poll_mode.h"
 #include "rblk_proto.h"
 #include "rdma_verbs.h"
 #include "reactor.h"
@@ -122,7 +123,10 @@ struct rdma_conn {
 	struct __kernel_timespec drain_ts;
 	unsigned rx_posted;		/* receives the device still owns */
 	bool cm_armed, cq_armed, tmo_armed, in_handler;
-	bool busy_poll;			/* rdma_poll = busy: cq_ev is deferred, not a poll */
+	enum rblk_poll_mode poll;	/* rdma_poll */
+	unsigned poll_us;		/* adaptive: spin this long after work */
+	uint64_t last_work_us;		/* adaptive: last poll that found work */
+	bool cq_spinning;		/* cq_ev is a deferred turn, not a channel poll */
 	bool established, closing, disconnecting, failed, freeing, destroyed;
 	bool resume_queued;
 	bool send_drained;		/* send marker came back */

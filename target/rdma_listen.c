@@ -149,7 +149,9 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 	}
 	rc->c.prelogin = src;
 	rc->srv = l->srv;
-	rc->busy_poll = l->srv->cfg.rdma_busy_poll;
+	rc->poll = l->srv->cfg.rdma_poll;
+	rc->poll_us = l->srv->cfg.rdma_poll_us;
+	rc->cq_spinning = rc->poll == RBLK_POLL_BUSY;
 	rc->depth = depth;
 	rc->dev = dev_get(l, id->verbs);
 	if (!rc->dev || !r)

@@ -792,6 +792,13 @@ int rblk_queue_fd(struct rblk_queue *q)
 	return q->epfd;
 }
 
+void rblk_queue_set_spin(struct rblk_queue *q, int spin)
+{
+	q->spin = !!spin;
+	if (q->conn && q->ops->set_spin)
+		q->ops->set_spin(q->conn, q->spin);
+}
+
 int rblk_queue_conn_fd(struct rblk_queue *q)
 {
 	return q->conn ? q->ops->get_fd(q->conn) : -1;

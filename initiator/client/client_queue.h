@@ -72,6 +72,7 @@ struct rblk_queue {
 	unsigned attempt;		/* in this CONNECTING period */
 	unsigned reconnects;
 	int io_failing;			/* fast_io_fail_tmo has passed */
+	int spin;			/* rblk_queue_set_spin, kept across reconnects */
 	int last_err;
 	char why[160];			/* last reason the connection went */
 };

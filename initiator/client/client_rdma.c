@@ -43,6 +43,9 @@
 #define SGE_CHUNK	(128u << 10)
 #define POLL_BATCH	16
 #define SQ_STALL_MS	10000
+/* Spinning: how often the CM channel is read (a syscall).  Only a target
+ * that disconnects needs it, and then a few ms do not matter. */
+#define SPIN_CM_MS	10
 
 struct recv_slot {
 	uint8_t *buf;
@@ -64,6 +67,8 @@ struct rblk_client_conn {
 	int epfd;			/* rcq_ch + cm_ch, for waiters */
 	int connected;
 	int failed;			/* -errno once a WC failed */
+	int spin;			/* set_spin: poll(.., 0) skips the channel */
+	int64_t cm_checked_ms;		/* spinning: last look at the CM channel */
 
 	unsigned sq_size, sq_used;	/* send WRs posted, not yet completed */
 
@@ -701,6 +706,29 @@ static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q)
 	return done;
 }
 
+/*
+ * poll(.., 0) while spinning: the CQs only, no syscall when nothing came.
+ * The CM channel costs one, so it is looked at every SPIN_CM_MS: a target
+ * that disconnects with commands outstanding sends no completion.
+ */
+static int spin_poll(struct rblk_client_conn *c, struct rblk_queue *q)
+{
+	int64_t now;
+	int done, ret;
+
+	done = drain_recvs(c, q);
+	if (done)
+		return done;
+	ret = drain_sends(c);
+	if (ret)
+		return ret;
+	now = rblk_now_ms();
+	if (now - c->cm_checked_ms < SPIN_CM_MS)
+		return 0;
+	c->cm_checked_ms = now;
+	return check_cm(c);
+}
+
 static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 		     int timeout_ms)
 {
@@ -709,6 +737,14 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 
 	if (c->failed)
 		return c->failed;
+	if (c->spin) {
+		if (timeout_ms == 0)
+			return spin_poll(c, q);
+		/* A spinner that waits after all: the CQ was not armed. */
+		ret = rblk_rdma_cq_arm(c->rcq);
+		if (ret)
+			return ret;
+	}
 	for (;;) {
 		/* Event first, then poll: a completion after the poll raises a
 		 * new event because the CQ is armed again. */
@@ -734,6 +770,23 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 static int rdma_get_fd(struct rblk_client_conn *c)
 {
 	return c->epfd;
+}
+
+/* Spinning leaves the CQ unarmed; stopping arms it, and the caller's next
+ * poll (which consumes any event and re-arms first) then finds what came
+ * before. */
+static void rdma_set_spin(struct rblk_client_conn *c, int spin)
+{
+	int ret;
+
+	c->spin = spin;
+	if (spin || c->failed)
+		return;
+	ret = rblk_rdma_cq_arm(c->rcq);
+	if (ret) {
+		rblk_err("rdma: cannot arm the receive CQ: %s", strerror(-ret));
+		c->failed = ret;
+	}
 }
 
 /*
@@ -806,5 +859,6 @@ const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.keepalive = rdma_keepalive,
 	.poll = rdma_poll,
 	.get_fd = rdma_get_fd,
+	.set_spin = rdma_set_spin,
 	.close = rdma_close,
 };

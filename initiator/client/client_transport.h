@@ -134,6 +134,16 @@ struct rblk_client_transport_ops {
 	 */
 	int (*get_fd)(struct rblk_client_conn *c);
 
+	/*
+	 * Optional.  spin 1: the caller calls poll(.., 0) in a loop and does
+	 * not wait on get_fd, so poll may skip what only a waiter needs (RDMA:
+	 * the completion channel, whose check is a syscall).  spin 0 (the
+	 * state after connect): get_fd wakes a waiter again; the caller must
+	 * call poll(.., 0) once more before it waits, since what arrived
+	 * before this call may raise no wakeup.
+	 */
+	void (*set_spin)(struct rblk_client_conn *c, int spin);
+
 	/* Required.  Tears the connection down and frees c; c may be
 	 * half-started (start not called) or have failed. */
 	void (*close)(struct rblk_client_conn *c);

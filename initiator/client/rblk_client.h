@@ -171,6 +171,15 @@ int rblk_queue_fd(struct rblk_queue *q);
  * For tests and tuning only: it changes on every reconnect. */
 int rblk_queue_conn_fd(struct rblk_queue *q);
 
+/*
+ * spin 1: the caller reaps (timeout 0) in a loop instead of waiting on
+ * rblk_queue_fd, and the transport may then skip the wakeup machinery
+ * (RDMA: no completion channel syscalls).  spin 0 (the default): the fd
+ * wakes again; reap once more after this call before waiting on it, since
+ * what arrived while spinning may raise no wakeup.  Kept across reconnects.
+ */
+void rblk_queue_set_spin(struct rblk_queue *q, int spin);
+
 /* State, time in it, reconnect count: what rblkctl list shows. */
 void rblk_queue_status(const struct rblk_queue *q, struct rblk_queue_status *st);
 /* "live", "connecting", "failed". */

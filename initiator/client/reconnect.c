@@ -165,6 +165,8 @@ void rblk_rc_live(struct rblk_queue *q)
 	q->draining = 0;
 	q->io_failing = 0;
 	q->attempt = 0;
+	if (q->spin && q->ops->set_spin)
+		q->ops->set_spin(q->conn, 1);
 	arm(q, q->ka_ms > 0 ? now + q->ka_ms / 2 : NEVER);
 }
 

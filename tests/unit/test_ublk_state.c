@@ -43,6 +43,7 @@ static struct ini_state sample(int id)
 
 	for (int i = 0; i < INI_TMO_COUNT; i++)
 		s.tmo_s[i] = INI_TMO_UNSET;
+	s.poll_us = -1;
 
 	snprintf(s.target, sizeof(s.target), "fe80::1");
 	snprintf(s.port, sizeof(s.port), "4421");
@@ -111,6 +112,8 @@ static void test_recovery_fields(void **st)
 	in.tmo_s[INI_TMO_RECONNECT_DELAY] = 1;
 	in.tmo_s[INI_TMO_CTRL_LOSS] = -1;
 	in.tmo_s[INI_TMO_FAST_IO_FAIL] = 0;
+	snprintf(in.poll, sizeof(in.poll), "adaptive");
+	in.poll_us = 75;
 	assert_int_equal(ini_state_write(&in), 0);
 	assert_int_equal(ini_state_get(4, &out), 0);
 	assert_string_equal(out.recovery, "auto");
@@ -124,6 +127,8 @@ static void test_recovery_fields(void **st)
 	assert_int_equal(out.tmo_s[INI_TMO_RECONNECT_DELAY], 1);
 	assert_int_equal(out.tmo_s[INI_TMO_CTRL_LOSS], -1);
 	assert_int_equal(out.tmo_s[INI_TMO_FAST_IO_FAIL], 0);
+	assert_string_equal(out.poll, "adaptive");
+	assert_int_equal(out.poll_us, 75);
 	/* not our supervisor: this test program has another name */
 	out.supervisor = getpid();
 	assert_int_equal(ini_state_supervised(&out), 0);
@@ -137,6 +142,8 @@ static void test_recovery_fields(void **st)
 	assert_int_equal(out.supervisor, 0);
 	for (int i = 0; i < INI_TMO_COUNT; i++)
 		assert_int_equal(out.tmo_s[i], INI_TMO_UNSET);
+	assert_string_equal(out.poll, "");
+	assert_int_equal(out.poll_us, -1);
 	assert_int_equal(ini_state_remove(8), 0);
 }
 

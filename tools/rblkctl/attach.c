@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "poll_mode.h"
 #include "../../initiator/state.h"
 #include "../../initiator/ublk_ctrl.h"
 #include "attach.h"
@@ -158,6 +159,10 @@ static void attach_usage(FILE *f)
 "  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
 "                         -1 forever, 0 never reconnect)\n"
 "  --fast-io-fail-tmo S   fail I/O after S s disconnected (default -1: off)\n"
+"  --poll MODE            how each queue waits for the ublk ring and the RDMA\n"
+"                         CQ: event (sleep, default), busy (spin: one core\n"
+"                         per queue), adaptive (spin --poll-us after work)\n"
+"  --poll-us N            adaptive: microseconds to spin (default %u)\n"
 "  --recovery MODE        what happens when rblk-initiator dies (crash, kill -9,\n"
 "                         OOM); the device stays, its I/O waits, and:\n"
 "                           auto    a supervisor starts a new server (default)\n"
@@ -167,7 +172,7 @@ static void attach_usage(FILE *f)
 "  --foreground           stay: be the supervisor in this process (output on\n"
 "                         stdout/stderr, SIGTERM detaches; for systemd units);\n"
 "                         a crash is recovered only with --recovery auto\n"
-"  -h, --help\n", CTL_ATTACH_TIMEOUT_S);
+"  -h, --help\n", CTL_ATTACH_TIMEOUT_S, RBLK_POLL_US_DEFAULT);
 }
 
 /* Waits for the daemon's one line; returns the device id or -1. */
@@ -230,6 +235,8 @@ int rblkctl_attach(int argc, char **argv)
 		{ "reconnect-delay",  required_argument, NULL, 'R' },
 		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
 		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
+		{ "poll",        required_argument, NULL, 'P' },
+		{ "poll-us",     required_argument, NULL, 'U' },
 		{ "recovery",    required_argument, NULL, 'y' },
 		{ "no-recovery", no_argument,       NULL, 'N' },
 		{ "foreground",  no_argument,       NULL, 'f' },
@@ -238,7 +245,8 @@ int rblkctl_attach(int argc, char **argv)
 	};
 	const char *target = NULL, *volume = NULL, *transport = "tcp";
 	const char *queues = NULL, *depth = NULL, *hostname = NULL, *secret = NULL;
-	const char *recovery = "auto";
+	const char *recovery = "auto", *poll_arg = NULL, *poll_us = NULL;
+	enum rblk_poll_mode mode;
 	const char *fault_opt[INI_TMO_COUNT] = { 0 };	/* K O R X F */
 	int timeout_s = CTL_ATTACH_TIMEOUT_S, c, id, ret = 0, foreground = 0;
 	struct ctl_argv a;
@@ -280,6 +288,30 @@ int rblkctl_attach(int argc, char **argv)
 			}
 			recovery = optarg;
 			break;
+		case 'P':
+			/* Checked here too: a bad value must not start a daemon. */
+			if (rblk_poll_mode_parse(optarg, &mode)) {
+				fprintf(stderr, "rblkctl attach: --poll is event, busy or adaptive, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			poll_arg = optarg;
+			break;
+		case 'U': {
+			char *end;
+			unsigned long us;
+
+			errno = 0;
+			us = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    us > RBLK_POLL_US_MAX) {
+				fprintf(stderr, "rblkctl attach: --poll-us is 0..%u (microseconds), not '%s'\n",
+					RBLK_POLL_US_MAX, optarg);
+				return 2;
+			}
+			poll_us = optarg;
+			break;
+		}
 		case 'N': recovery = "off"; break;
 		case 'f': foreground = 1; break;
 		case 'h': attach_usage(stdout); return 0;
@@ -319,6 +351,8 @@ int rblkctl_attach(int argc, char **argv)
 	ret |= ctl_argv_add_opt(&a, "--depth", depth);
 	ret |= ctl_argv_add_opt(&a, "--hostname", hostname);
 	ret |= ctl_argv_add_opt(&a, "--secret-file", secret);
+	ret |= ctl_argv_add_opt(&a, "--poll", poll_arg);
+	ret |= ctl_argv_add_opt(&a, "--poll-us", poll_us);
 	for (int i = 0; i < INI_TMO_COUNT; i++)
 		ret |= ctl_argv_add_opt(&a, ini_tmo_opt[i], fault_opt[i]);
 	if (ret) {

@@ -100,6 +100,11 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a)
 		ret |= ctl_argv_add(a, "--grace-ms");
 		ret |= ctl_argv_add(a, "%d", s->grace_ms);
 	}
+	ret |= ctl_argv_add_opt(a, "--poll", s->poll[0] ? s->poll : NULL);
+	if (s->poll_us >= 0) {
+		ret |= ctl_argv_add(a, "--poll-us");
+		ret |= ctl_argv_add(a, "%d", s->poll_us);
+	}
 	ret |= ctl_argv_add(a, "--recovery");
 	ret |= ctl_argv_add(a, "%s", s->recovery[0] ? s->recovery : "manual");
 	ret |= ctl_argv_add(a, "--recover");

@@ -121,6 +121,23 @@ case_busy_poll() {
 	stop_tgt
 }
 
+# rdma_poll = adaptive: spin 100 us after work, then arm and sleep; the
+# gap between the two runs makes every reactor fall asleep and wake again.
+case_adaptive_poll() {
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "rdma_poll = adaptive
+rdma_poll_us = 100"
+	start_tgt tgt.conf
+	fio_x rdma adaptive-qd1 1 1 --rw=randwrite --bs=4k --size=2M --iodepth=1 \
+		--verify=crc32c || fail "fio QD1 verify with rdma_poll = adaptive failed"
+	nap 1
+	fio_x rdma adaptive 1 1 --rw=randwrite --bs=16k --size=2M --numjobs=2 \
+		--offset_increment=16M --iodepth=8 --verify=crc32c ||
+		fail "fio verify with rdma_poll = adaptive failed"
+	alive
+	stop_tgt
+}
+
 # Data written over RDMA survives a target restart (SIGTERM, clean exit).
 case_restart() {
 	need_rdma
@@ -462,6 +479,7 @@ CONF
 run_case -t 400 fio-verify-uring case_fio_verify uring
 run_case -t 400 fio-verify-aio case_fio_verify aio
 run_case -t 120 busy-poll case_busy_poll
+run_case -t 120 adaptive-poll case_adaptive_poll
 run_case -t 200 restart-keeps-data case_restart
 run_case -t 200 tcp-and-rdma case_tcp_and_rdma
 run_case -t 120 target-killed case_target_killed

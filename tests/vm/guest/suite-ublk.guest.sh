@@ -31,6 +31,7 @@ export CTL TGT VOLDIR TCP_PORT RDMA_PORT TRANSPORT ADDR PORT RXE_IP
 
 # start_tgt [SIZE [keep]]: a target serving $VOLDIR/vol0.img as vol0, a new
 # file unless "keep" (then the previous contents are served again).
+# TGT_EXTRA: more [target] lines.
 start_tgt() {
 	local size=${1:-256M} i
 	[ "${2:-}" = keep ] || rm -f "$VOLDIR/vol0.img"
@@ -40,6 +41,7 @@ start_tgt() {
 		[ -n "$RXE_IP" ] && echo "listen_rdma = $RXE_IP:$RDMA_PORT"
 		echo "reactors = 2"
 		echo "admin_socket = $CASE_TMP/target.sock"
+		[ -n "${TGT_EXTRA:-}" ] && echo "$TGT_EXTRA"
 		echo
 		echo "[volume vol0]"
 		echo "path = $VOLDIR/vol0.img"
@@ -254,6 +256,50 @@ case_fio_verify_tcp() {
 	fio_verify "$DEV" tcp-uring-mixed --ioengine=io_uring --rw=randwrite --bsrange=4k-1M --iodepth=32 --size=32M
 	detach "$DEV"
 }
+
+# --- polling modes (issue 12) ----------------------------------------------------
+
+# poll_case MODE: target rdma_poll = MODE, attach --poll MODE; fio verify at
+# QD1 and QD32 with idle gaps between (adaptive falls asleep and must wake
+# up; busy must keep its keep-alive going with no wakeup at all), the
+# options in the state file, and a recovered server that keeps them.
+poll_case() {
+	local mode=$1 pid out rc
+	case_setup
+	need_cmd fio jq
+	[ "$TRANSPORT" = rdma ] || skip "Soft-RoCE did not come up: the poll modes are for the RDMA CQ"
+	TGT_EXTRA="rdma_poll = $mode
+rdma_poll_us = 100" start_tgt 256M
+	attach --queues 2 --depth 32 --poll "$mode" --poll-us 100 --keep-alive-tmo 2 \
+		--recovery manual
+	jq -e --arg m "$mode" '.poll == $m and .poll_us == 100' "/run/rblk/$(basename "$DEV").json" \
+		>/dev/null || fail "state file: poll $(jq -c '[.poll, .poll_us]' "/run/rblk/$(basename "$DEV").json")"
+	fio_verify "$DEV" "$mode-4k-qd1" --ioengine=io_uring --rw=randwrite --bs=4k --iodepth=1 --size=4M
+	# Idle past two keep-alive periods: the connection must still be live.
+	nap 5
+	"$CTL" list | tee list.out
+	grep -qE "^$DEV .* live" list.out || { show_logs; fail "$DEV not live after an idle gap"; }
+	fio_verify "$DEV" "$mode-4k-qd32" --ioengine=io_uring --rw=randrw --bs=4k --iodepth=32 \
+		--size=16M --offset=32M
+	nap 1
+	fio_verify "$DEV" "$mode-mixed" --ioengine=libaio --rw=randwrite --bsrange=4k-256k \
+		--iodepth=16 --size=16M --offset=64M --numjobs=2 --offset_increment=32M
+	# A recovered server gets the same options back from the state file.
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	kill -9 "$pid"
+	out=$(timeout 90 "$CTL" recover "$DEV" 2>&1); rc=$?
+	[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl recover failed: rc $rc: $out"; }
+	pid=$(state_pid "$DEV") || fail "no pid in the state file after recover"
+	tr '\0' ' ' <"/proc/$pid/cmdline" | tee cmdline
+	grep -q -- "--poll $mode --poll-us 100" cmdline || fail "recovered server lost --poll $mode --poll-us 100"
+	fio_verify "$DEV" "$mode-after-recover" --ioengine=io_uring --rw=randwrite --bs=4k \
+		--iodepth=8 --size=4M --offset=128M
+	grep -E 'poll|error' "$CASE_TMP/target.log" | grep -iv 'level' | tail -n 3
+	kill -0 "$TPID" || fail "the target died"
+	detach "$DEV"
+}
+case_poll_adaptive() { poll_case adaptive; }
+case_poll_busy() { poll_case busy; }
 
 case_discard() {
 	local q before after
@@ -766,6 +812,8 @@ run_case -t 240 fs-ext4 case_fs_ext4
 run_case -t 240 fs-xfs case_fs_xfs
 run_case -t 600 fio-verify case_fio_verify
 run_case -t 240 fio-verify-tcp case_fio_verify_tcp
+run_case -t 300 poll-adaptive case_poll_adaptive
+run_case -t 300 poll-busy case_poll_busy
 run_case -t 180 discard case_discard
 run_case -t 180 write-zeroes case_write_zeroes
 run_case -t 240 durability-target-kill case_durability

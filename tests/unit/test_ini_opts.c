@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rblk-initiator's --poll and --poll-us: the three modes parse, the default
+ * is event with 50 us, and a bad value is refused with a line that names
+ * the option, leaving the options as they were.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../../initiator/opts.h"
+
+static void defaults(struct ini_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->transport = "tcp";
+	o->dev_id = o->cleanup_dev = o->recover_dev = o->ready_fd = -1;
+	o->poll_us = RBLK_POLL_US_DEFAULT;
+}
+
+/* Runs the parser on "--target t --volume v" plus extra (NULL-ended). */
+static int parse(struct ini_opts *o, const char *a1, const char *a2)
+{
+	char *argv[] = { "rblk-initiator", "--target", "t", "--volume", "v",
+			 (char *)a1, (char *)a2, NULL };
+	int argc = a1 ? (a2 ? 7 : 6) : 5;
+
+	optind = 0;	/* glibc: reinitialise getopt */
+	return ini_opts_parse(argc, argv, o);
+}
+
+static void poll_modes(void **state)
+{
+	static const struct { const char *name; enum rblk_poll_mode m; } ok[] = {
+		{ "event", RBLK_POLL_EVENT },
+		{ "busy", RBLK_POLL_BUSY },
+		{ "adaptive", RBLK_POLL_ADAPTIVE },
+	};
+	struct ini_opts o;
+
+	defaults(&o);
+	assert_int_equal(parse(&o, NULL, NULL), 0);
+	assert_int_equal(o.poll, RBLK_POLL_EVENT);
+	assert_int_equal(o.poll_us, 50);
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		defaults(&o);
+		assert_int_equal(parse(&o, "--poll", ok[i].name), 0);
+		assert_int_equal(o.poll, ok[i].m);
+		assert_string_equal(rblk_poll_mode_str(o.poll), ok[i].name);
+	}
+	defaults(&o);
+	assert_int_equal(parse(&o, "--poll-us", "0"), 0);
+	assert_int_equal(o.poll_us, 0);
+	assert_int_equal(parse(&o, "--poll-us", "1000000"), 0);
+	assert_int_equal(o.poll_us, 1000000);
+}
+
+static void poll_bad(void **state)
+{
+	static const char *const bad_mode[] = { "spin", "", "Busy", "adaptive1" };
+	static const char *const bad_us[] = { "-1", "1000001", "10us", "", "x" };
+	struct ini_opts o;
+
+	for (unsigned i = 0; i < sizeof(bad_mode) / sizeof(bad_mode[0]); i++) {
+		defaults(&o);
+		o.poll = RBLK_POLL_BUSY;
+		assert_int_equal(parse(&o, "--poll", bad_mode[i]), -EINVAL);
+		assert_int_equal(o.poll, RBLK_POLL_BUSY);
+	}
+	for (unsigned i = 0; i < sizeof(bad_us) / sizeof(bad_us[0]); i++) {
+		defaults(&o);
+		assert_int_equal(parse(&o, "--poll-us", bad_us[i]), -EINVAL);
+		assert_int_equal(o.poll_us, RBLK_POLL_US_DEFAULT);
+	}
+}
+
+/* The message names the option and the choices. */
+static void poll_message(void **state)
+{
+	struct ini_opts o;
+	char buf[512] = "";
+	FILE *f = tmpfile();
+	int saved = dup(2);
+
+	assert_non_null(f);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fileno(f), 2) >= 0);
+	defaults(&o);
+	assert_int_equal(parse(&o, "--poll", "spin"), -EINVAL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "--poll is event, busy or adaptive"));
+	assert_non_null(strstr(buf, "'spin'"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(poll_modes),
+		cmocka_unit_test(poll_bad),
+		cmocka_unit_test(poll_message),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
