@@ -731,14 +731,9 @@ static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 	return 0;
 }
 
-int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
-		 uint32_t pdu_len)
+static int conn_pdu(struct tgt_conn *c, uint8_t type, const void *buf,
+		    size_t have, uint32_t pdu_len)
 {
-	uint8_t type = rblk_pdu_type(buf);
-
-	if (c->state == TGT_CONN_CLOSING && !c->draining)
-		return -ECONNABORTED;
-	c->last_rx_ms = tgt_reactor_now_ms(c->r);
 	if (c->refused && c->state == TGT_CONN_NEW) {
 		/* Over max_connections(_per_host): the client reads why. */
 		tgt_conn_fatal(c, RBLK_S_NO_RESOURCES, type,
@@ -766,6 +761,26 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		tgt_conn_fatal(c, RBLK_S_INVALID_OPCODE, type, NULL);
 		return -ECONNABORTED;
 	}
+}
+
+int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
+		 uint32_t pdu_len)
+{
+	uint8_t type = rblk_pdu_type(buf);
+	int ret;
+
+	if (c->state == TGT_CONN_CLOSING && !c->draining)
+		return -ECONNABORTED;
+	ret = conn_pdu(c, type, buf, have, pdu_len);
+	/*
+	 * A PDU left waiting for memory (-EAGAIN: back-pressure) is offered
+	 * again each time a chunk is freed on this reactor; only a taken one
+	 * is activity, or a client that never takes its answers would look
+	 * busy for as long as others do I/O and never meet idle_timeout.
+	 */
+	if (ret != -EAGAIN)
+		c->last_rx_ms = tgt_reactor_now_ms(c->r);
+	return ret;
 }
 
 /* ---- reactor stop hooks ---------------------------------------------- */

@@ -459,6 +459,74 @@ CONF
 	stop_tgt
 }
 
+# fio_iops FILE: read + write IOPS of the terse line in FILE.
+fio_iops() { awk -F';' '$1 == "3" { print int($8 + $49) }' "$1"; }
+
+# Four logged-in RDMA clients that each send a full queue (depth 32) of
+# 1 MiB READs and WRITEs and never take an answer: no receive reposted, CQ
+# never polled, so the target's response SENDs meet RNR and the chunks of
+# those commands stay pinned (issue 11, item 5, over RDMA).  The caps hold
+# each to conn_buffer_mb (4 MiB) of its reactor's 32 MiB pool;
+# host_buffer_mb is the whole pool because every client in this VM comes
+# from one address (the per-host share is tested over TCP, 47).  A
+# bystander doing fio verify over RDMA on another volume keeps at least
+# half its solo IOPS, the target's RSS stays within its pools, and
+# idle_timeout closes the four.
+case_hog() {
+	local bg pid m0 rss peak=0 solo att n i
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "conn_buffer_mb = 4
+host_buffer_mb = 32
+idle_timeout = 25"
+	cat >>tgt.conf <<CONF
+
+[volume vol1]
+path = $CASE_TMP/vol1.img
+size = 64M
+allow_any_host = yes
+CONF
+	start_tgt tgt.conf
+	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 >/dev/null || fail "warm-up cycles failed"
+	local byst=(--volume=vol1 --rw=randwrite --bs=4k --size=8M --iodepth=4
+		--verify=crc32c --verify_backlog=64 --time_based --runtime=15)
+	fio_x rdma solo 1 1 "${byst[@]}" || fail "the bystander failed alone"
+	solo=$(fio_iops "$CASE_TMP/fio-solo.out")
+	m0=$(mem_of "$TPID")
+	log "bystander alone: $solo IOPS; target rss pin lck KiB = $m0"
+	timeout 200 "$PROBE" "$IP" "$RPORT" vol0 hog 4 60 >probe.log 2>&1 &
+	pid=$!
+	wait_until 60 grep -q "^FLOODING" probe.log || { cat probe.log; fail "the hogs did not start"; }
+	grep -q "^FLOODING 4" probe.log || { cat probe.log; fail "not all four hogs logged in"; }
+	sleep 2
+	fio_x rdma attacked 1 1 "${byst[@]}" >byst.log 2>&1 &
+	bg=$!
+	while kill -0 "$bg" 2>/dev/null; do
+		rss=$(mem_of "$TPID"); rss=${rss%% *}
+		[ "$rss" -gt "$peak" ] && peak=$rss
+		nap 0.5
+	done
+	wait "$bg" || { cat byst.log; fail "the bystander failed next to the hogs"; }
+	cat byst.log
+	att=$(fio_iops "$CASE_TMP/fio-attacked.out")
+	log "bystander next to 4 hogs: $att IOPS (alone $solo); target peak rss $peak KiB (+$((peak - ${m0%% *})) KiB)"
+	[ $((att * 2)) -ge "$solo" ] || fail "bystander fell to $att IOPS from $solo alone"
+	# Every chunk lives in the reactors' pools (2 x 32 MiB): whatever the
+	# hogs pin, the target's memory must not grow past them.
+	[ $((peak - ${m0%% *})) -lt $((64 * 1024)) ] ||
+		fail "target rss grew by $((peak - ${m0%% *})) KiB next to the hogs"
+	wait "$pid"; i=$?
+	cat probe.log
+	alive
+	n=$(grep -c "no command or KEEPALIVE (idle_timeout)" "$CASE_TMP/tgt.log")
+	log "connections closed by idle_timeout: $n"
+	[ "$n" -ge 4 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "only $n of the 4 hogs closed by idle_timeout"; }
+	[ "$i" -eq 0 ] || fail "rdma_probe hog exited $i"
+	log "target after the hogs: rss pin lck KiB = $(mem_of "$TPID")"
+	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
+		--verify=crc32c || fail "target unusable after the hogs"
+	stop_tgt
+}
+
 run_case -t 400 fio-verify-uring case_fio_verify uring
 run_case -t 400 fio-verify-aio case_fio_verify aio
 run_case -t 120 busy-poll case_busy_poll
@@ -470,4 +538,5 @@ run_case -t 120 acl-rdma case_acl_rdma
 run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
 run_case -t 700 prelogin-rdma case_prelogin
+run_case -t 400 hog-rdma case_hog
 cases_done
