@@ -728,7 +728,7 @@ static int hog_open(struct probe *p, const char *host, const char *port,
 {
 	struct rblk_rdma_cm cm = { .queue_depth = HOG_DEPTH };
 	uint8_t pd[sizeof(struct rblk_wire_rdma_cm)];
-	uint8_t *area = p->msg + NSLOTS * SLOT;
+	uint8_t *area;
 	int rej, ret;
 
 	p->depth = HOG_DEPTH;
@@ -738,6 +738,7 @@ static int hog_open(struct probe *p, const char *host, const char *port,
 		return ret;
 	if ((ret = probe_login(p, volume)))
 		return ret;
+	area = p->msg + NSLOTS * SLOT;
 	for (unsigned t = 0; t < p->lrsp.queue_depth && t < HOG_DEPTH; t++) {
 		struct rblk_cmd c = { .opcode = t & 1 ? RBLK_OP_WRITE : RBLK_OP_READ,
 				      .tag = (uint16_t)t, .length = HOG_IO,

@@ -459,8 +459,13 @@ CONF
 	stop_tgt
 }
 
-# fio_iops FILE: read + write IOPS of the terse line in FILE.
-fio_iops() { awk -F';' '$1 == "3" { print int($8 + $49) }' "$1"; }
+# fio_iops FILE: 4 KiB operations per second, reads (verify) and writes
+# together, of the terse line in FILE (KiB moved over the longer runtime;
+# fields: 6 read KiB, 9 read ms, 47 write KiB, 50 write ms).
+fio_iops() {
+	awk -F';' '$1 == "3" { ms = $9 > $50 ? $9 : $50
+		print int(($6 + $47) / 4 * 1000 / (ms > 0 ? ms : 1)) }' "$1"
+}
 
 # Four logged-in RDMA clients that each send a full queue (depth 32) of
 # 1 MiB READs and WRITEs and never take an answer: no receive reposted, CQ
@@ -491,6 +496,7 @@ CONF
 		--verify=crc32c --verify_backlog=64 --time_based --runtime=15)
 	fio_x rdma solo 1 1 "${byst[@]}" || fail "the bystander failed alone"
 	solo=$(fio_iops "$CASE_TMP/fio-solo.out")
+	cut -d';' -f5-9,47-50 "$CASE_TMP/fio-solo.out" | grep -v '^$'
 	m0=$(mem_of "$TPID")
 	log "bystander alone: $solo IOPS; target rss pin lck KiB = $m0"
 	timeout 200 "$PROBE" "$IP" "$RPORT" vol0 hog 4 60 >probe.log 2>&1 &
@@ -508,6 +514,7 @@ CONF
 	wait "$bg" || { cat byst.log; fail "the bystander failed next to the hogs"; }
 	cat byst.log
 	att=$(fio_iops "$CASE_TMP/fio-attacked.out")
+	cut -d';' -f5-9,47-50 "$CASE_TMP/fio-attacked.out" | grep -v '^$'
 	log "bystander next to 4 hogs: $att IOPS (alone $solo); target peak rss $peak KiB (+$((peak - ${m0%% *})) KiB)"
 	[ $((att * 2)) -ge "$solo" ] || fail "bystander fell to $att IOPS from $solo alone"
 	# Every chunk lives in the reactors' pools (2 x 32 MiB): whatever the
