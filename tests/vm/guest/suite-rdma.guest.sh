@@ -476,13 +476,14 @@ fio_iops() {
 # from one address (the per-host share is tested over TCP, 47).  A
 # bystander doing fio verify over RDMA on another volume keeps at least
 # half its solo IOPS, the target's RSS stays within its pools, and
-# idle_timeout closes the four.
+# idle_timeout or data_timeout closes the four.
 case_hog() {
 	local bg pid m0 rss peak=0 solo att n i
 	need_rdma
 	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "conn_buffer_mb = 4
 host_buffer_mb = 32
-idle_timeout = 25"
+idle_timeout = 25
+data_timeout = 25"
 	cat >>tgt.conf <<CONF
 
 [volume vol1]
@@ -524,9 +525,21 @@ CONF
 	wait "$pid"; i=$?
 	cat probe.log
 	alive
-	n=$(grep -c "no command or KEEPALIVE (idle_timeout)" "$CASE_TMP/tgt.log")
-	log "connections closed by idle_timeout: $n"
-	[ "$n" -ge 4 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "only $n of the 4 hogs closed by idle_timeout"; }
+	# A hog whose WRITE data the target has not fetched yet (its RDMA
+	# READs queue behind the RNR-stuck response SEND on the same send
+	# queue) meets data_timeout; one without, idle_timeout.
+	grep "vol0: closing: .*_timeout" "$CASE_TMP/tgt.log"
+	n=$(grep -c "vol0: closing: .*\(idle_timeout\|data_timeout\)" "$CASE_TMP/tgt.log")
+	log "hogs closed by idle_timeout or data_timeout: $n"
+	[ "$n" -ge 4 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "only $n of the 4 hogs closed by a timer"; }
+	# Counted in rblkctl stats: each hog was stopped at its cap.
+	"$RBLK_BUILD/rblkctl" --socket "$CASE_TMP/target.sock" stats --json >stats.json ||
+		fail "rblkctl stats failed"
+	stat_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" stats.json; }
+	log "rblkctl stats: backpressure_waits $(stat_of backpressure_waits), closed_idle_timeout $(stat_of closed_idle_timeout), closed_data_timeout $(stat_of closed_data_timeout)"
+	[ "$(stat_of backpressure_waits)" -ge 4 ] || fail "rblkctl stats counts fewer than 4 back-pressure stops"
+	[ $(($(stat_of closed_idle_timeout) + $(stat_of closed_data_timeout))) -ge 4 ] ||
+		fail "rblkctl stats counts fewer than 4 timer closes"
 	[ "$i" -eq 0 ] || fail "rdma_probe hog exited $i"
 	log "target after the hogs: rss pin lck KiB = $(mem_of "$TPID")"
 	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
