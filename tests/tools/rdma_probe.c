@@ -15,7 +15,8 @@
  *   rdma_probe HOST PORT VOLUME hog N HOLD_S
  *                                         N logged-in connections that each
  *                                         send a full queue of 1 MiB READs
- *                                         and WRITEs and never take the
+ *                                         (odd ones) or READs and WRITEs
+ *                                         (even ones) and never take the
  *                                         answers; held HOLD_S s
  *   rdma_probe list                       the case names
  *
@@ -716,15 +717,16 @@ static int prelogin(const char *host, const char *port, unsigned n,
 
 /*
  * Connects asking for HOG_DEPTH, logs in, then sends HOG_DEPTH capsules at
- * once (READs and WRITEs of 1 MiB, alternately, as 8 descriptors of 128 KiB
- * over our 256 KiB buffer) and from then on neither reposts a receive nor
+ * once (1 MiB each, as 8 descriptors of 128 KiB over our 256 KiB buffer:
+ * READs only, or READs and WRITEs alternately; a WRITE's data fetch
+ * meets data_timeout, a READ-only queue idle_timeout) and from then on neither reposts a receive nor
  * polls its CQ: the first NSLOTS answers land in receives nobody
  * looks at, every later response SEND meets RNR (we asked for infinite
  * RNR retries, as the client library does), so the target's chunks for
  * those commands stay pinned until it gives up on us.
  */
 static int hog_open(struct probe *p, const char *host, const char *port,
-		    const char *volume)
+		    const char *volume, bool writes)
 {
 	struct rblk_rdma_cm cm = { .queue_depth = HOG_DEPTH };
 	uint8_t pd[sizeof(struct rblk_wire_rdma_cm)];
@@ -740,7 +742,7 @@ static int hog_open(struct probe *p, const char *host, const char *port,
 		return ret;
 	area = p->msg + NSLOTS * SLOT;
 	for (unsigned t = 0; t < p->lrsp.queue_depth && t < HOG_DEPTH; t++) {
-		struct rblk_cmd c = { .opcode = t & 1 ? RBLK_OP_WRITE : RBLK_OP_READ,
+		struct rblk_cmd c = { .opcode = writes && (t & 1) ? RBLK_OP_WRITE : RBLK_OP_READ,
 				      .tag = (uint16_t)t, .length = HOG_IO,
 				      .offset = (uint64_t)t * HOG_IO % (p->lrsp.size - HOG_IO + 1) &
 						~(uint64_t)4095 };
@@ -777,7 +779,7 @@ static int hog(const char *host, const char *port, const char *volume,
 	if (!p)
 		return 1;
 	for (unsigned i = 0; i < n; i++) {
-		int ret = hog_open(&p[i], host, port, volume);
+		int ret = hog_open(&p[i], host, port, volume, !(i & 1));
 
 		if (ret) {
 			printf("hog %u: %s\n", i, strerror(-ret));
