@@ -527,10 +527,11 @@ CONF
 	# hogs pin, the target's memory must not grow past them.
 	[ $((peak - ${m0%% *})) -lt $((64 * 1024)) ] ||
 		fail "target rss grew by $((peak - ${m0%% *})) KiB next to the hogs"
-	# Until the hogs are gone, two more bystander connections keep
+	# Until the hogs are gone, four more bystander connections (two per
+	# reactor, whatever the round-robin cursor says) keep
 	# freeing chunks on both reactors: each free offers the hogs' waiting
 	# capsules again, which must not count as activity.
-	fio_x rdma through 1 1 "${byst[@]/--runtime=15/--runtime=45}" --numjobs=2 \
+	fio_x rdma through 1 1 "${byst[@]/--runtime=15/--runtime=45}" --numjobs=4 \
 		--offset_increment=8M >through.log 2>&1 &
 	bg=$!
 	wait "$pid"; i=$?
