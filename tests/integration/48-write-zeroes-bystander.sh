@@ -64,10 +64,10 @@ start_target "$CONF"
 # byst; prints the write clat p99, the write count and the max clat (us);
 # fails on any fio error.
 bystander() {
-	local out=$T/fio-$1.json secs=$2
+	local name=$1 out=$T/fio-$1.json secs=$2
 	shift 2
 	timeout $((secs + 60)) "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
-		--port="$PORT" --volume=byst --verify_state_save=0 --name="$(basename "$out" .json)" \
+		--port="$PORT" --volume=byst --verify_state_save=0 --name="$name" \
 		--rw=randwrite --bs=4k --size=16M --iodepth=1 --verify=crc32c \
 		--verify_backlog=64 --time_based --runtime="$secs" "$@" \
 		--output-format=json >"$out" 2>"$out.err" ||
