@@ -52,8 +52,14 @@ path = $SHM/byst.img
 size = 64M
 allow_any_host = yes
 
-[volume dirty]
-path = $T/dirty.img
+[volume dirty1]
+path = $T/dirty1.img
+size = 512M
+direct = no
+allow_any_host = yes
+
+[volume dirty2]
+path = $T/dirty2.img
 size = 512M
 direct = no
 allow_any_host = yes
@@ -121,34 +127,47 @@ case_zeroes() {
 # control window measured in the same run: the same 256 MiB, dirty in
 # another file, fdatasync'ed by another process.
 case_delete() {
-	local before control during h s close_line close_ms n
+	local before control
 	before=$(bystander d-before 5) || return 1
 	dd if=/dev/urandom of="$T/control.img" bs=1M count=256 status=none
 	( sleep 1.5; exec dd if=/dev/null of="$T/control.img" conv=notrunc,fdatasync status=none ) &
-	s=$!
 	control=$(bystander d-control 8) || return 1
-	wait "$s"
-	# Last, and the delete right after: the kernel writes dirty pages
-	# back by itself after 30 s (dirty_expire_centisecs), and a flush
-	# with nothing left to write proves nothing.
-	log "256 MiB into the buffered volume, not flushed"
+	wait $!
+	within control "$before" "$control" ||
+		echo "note: the control flush alone moved the p99 past 2x of before"
+	# Someone else's sync on this shared host can write the volume's
+	# dirty pages back before the delete (seen once: a 2 ms flush); that
+	# run proves nothing, so a second volume gets a second try.
+	delete_try dirty1 "$control" && return 0
+	[ "$?" -eq 2 ] && delete_try dirty2 "$control"
+}
+
+# delete_try VOLUME CONTROL: fills VOLUME, deletes it under a held session
+# while the bystander runs; 0 passed, 1 failed, 2 the flush was too short
+# to tell anything.
+delete_try() {
+	local vol=$1 control=$2 during h close_line close_ms n
+	# Right before the delete: the kernel writes dirty pages back by
+	# itself after 30 s (dirty_expire_centisecs).
+	log "256 MiB into the buffered volume $vol, not flushed"
 	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
-		--volume=dirty --verify_state_save=0 --name=fill --rw=write --bs=1M \
+		--volume="$vol" --verify_state_save=0 --name=fill --rw=write --bs=1M \
 		--size=256M --iodepth=8 --output-format=terse >"$T/fill.out" 2>&1 ||
 		{ cat "$T/fill.out"; echo "fill failed"; return 1; }
-	timeout 60 "$LOGIN" --host holder --hold 50 127.0.0.1 "$PORT" dirty >"$T/hold.out" 2>&1 &
+	timeout 60 "$LOGIN" --host holder --hold 50 127.0.0.1 "$PORT" "$vol" >"$T/hold.out" 2>&1 &
 	h=$!
 	sleep 1
-	( sleep 1.5; ctl "$CONF" volume delete dirty --force >"$T/del.out" 2>&1 ) &
-	during=$(bystander d-during 8 --write_lat_log="$T/dlat" --log_unix_epoch=1) || return 1
+	( sleep 1.5; ctl "$CONF" volume delete "$vol" --force >"$T/del.out" 2>&1 ) &
+	rm -f "$T"/dlat_*.log
+	during=$(bystander d-during-$vol 8 --write_lat_log="$T/dlat" --log_unix_epoch=1) || return 1
 	wait "$h"
 	cat "$T/del.out"
-	close_line=$(grep "volume dirty: closed in" "$T/target.log") ||
-		{ echo "volume dirty was not closed"; return 1; }
+	close_line=$(grep "volume $vol: closed in" "$T/target.log") ||
+		{ echo "volume $vol was not closed"; return 1; }
 	close_ms=$(echo "$close_line" | sed -n 's/.* closed in \([0-9]*\) ms.*/\1/p')
-	echo "note: $(echo "$close_line" | cut -c1-23) closed in $close_ms ms; delete asked at $(stat -c %y "$T/del.out" | cut -c12-23)"
+	echo "note: $(echo "$close_line" | cut -c1-23) $vol closed in $close_ms ms; delete asked at $(stat -c %y "$T/del.out" | cut -c12-23)"
 	[ "${close_ms:-0}" -ge 50 ] ||
-		{ echo "the final flush took ${close_ms:-?} ms: too short to tell a stalled reactor from noise"; return 1; }
+		{ echo "note: the final flush took ${close_ms:-?} ms: too short to tell a stalled reactor from noise"; return 2; }
 	# Writes completed in the middle 80 % of the flush (the log line's
 	# local time is when it ended).
 	n=$(python3 - "$close_line" "$close_ms" "$T"/dlat_lat.*.log <<'PY'
@@ -166,8 +185,6 @@ PY
 ) || return 1
 	echo "note: delete: the bystander completed $n writes in the middle 80 % of the $close_ms ms final flush"
 	[ "$n" -ge 10 ] || { echo "the bystander stalled while the final flush ran ($n writes)"; return 1; }
-	within control "$before" "$control" ||
-		echo "note: the control flush alone moved the p99 past 2x of before"
 	within delete "$control" "$during"
 }
 
