@@ -135,9 +135,9 @@ case_delete() {
 	wait $!
 	within control "$before" "$control" ||
 		echo "note: the control flush alone moved the p99 past 2x of before"
-	# Someone else's sync on this shared host can write the volume's
-	# dirty pages back before the delete (seen once: a 2 ms flush); that
-	# run proves nothing, so a second volume gets a second try.
+	# The volume's dirty pages can be written back before the delete
+	# (seen once in a full tier run: a 2 ms flush; by whom not found);
+	# that run proves nothing, so a second volume gets a second try.
 	delete_try dirty1 "$control" && return 0
 	[ "$?" -eq 2 ] && delete_try dirty2 "$control"
 }
