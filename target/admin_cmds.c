@@ -23,6 +23,7 @@
 #include "acl_entry.h"
 #include "auth.h"
 #include "backend.h"
+#include "limit_counts.h"
 #include "log.h"
 #include "size.h"
 
@@ -772,6 +773,8 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 	 * with it). */
 	json_object_object_add(rsp, "total", tgt_stats_to_json(total));
 	free(total);
+	/* Target-wide: how often a limit acted (not per volume). */
+	json_object_object_add(rsp, "limits", tgt_limits_to_json());
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "hosts.h"
+#include "limit_counts.h"
 #include "log.h"
 #include "server.h"
 
@@ -75,6 +76,7 @@ static void login_timer_done(struct tgt_event *ev, int res, uint32_t flags)
 	if (res == -ETIME && c->state == TGT_CONN_NEW) {
 		snprintf(why, sizeof(why), "no LOGIN within %u s",
 			 c->srv->cfg.login_timeout);
+		tgt_limit_count(TGT_LIM_CLOSED_LOGIN_TIMEOUT);
 		tgt_conn_close(c, true, why);
 	}
 	tgt_conn_put(c);
@@ -151,6 +153,8 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 			static struct rblk_ratelimit rl = RBLK_RATELIMIT_INIT(1000, 5);
 
 			c->refused = ret;
+			tgt_limit_count(ret == -EMFILE ? TGT_LIM_REFUSED_MAX_CONNS_HOST
+						       : TGT_LIM_REFUSED_MAX_CONNS);
 			rblk_warn_rl(&rl, "reactor%u: %s: connection refused: %s",
 				     tgt_reactor_id(r), c->peer,
 				     ret == -EMFILE ? "max_connections_per_host reached for this address" :
@@ -411,6 +415,7 @@ static void *take_chunk(struct tgt_conn *c, uint32_t len, size_t credit,
 	if (hb)
 		*hb += sz;
 	*cap = sz;
+	c->bp_counted = false;
 	return p;
 }
 
@@ -441,6 +446,11 @@ static void wait_for_chunk(struct tgt_conn *c)
 {
 	if (c->bufwait)
 		return;
+	/* Counted once per stop, not per retry: a connection kept at its
+	 * cap is offered its PDU again at every chunk freed on the reactor. */
+	if (!c->bp_counted)
+		tgt_limit_count(TGT_LIM_BACKPRESSURE);
+	c->bp_counted = true;
 	c->bufwait = true;
 	c->bufwait_ev.done = bufwait_done;
 	tgt_conn_get(c);
@@ -731,14 +741,9 @@ static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 	return 0;
 }
 
-int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
-		 uint32_t pdu_len)
+static int conn_pdu(struct tgt_conn *c, uint8_t type, const void *buf,
+		    size_t have, uint32_t pdu_len)
 {
-	uint8_t type = rblk_pdu_type(buf);
-
-	if (c->state == TGT_CONN_CLOSING && !c->draining)
-		return -ECONNABORTED;
-	c->last_rx_ms = tgt_reactor_now_ms(c->r);
 	if (c->refused && c->state == TGT_CONN_NEW) {
 		/* Over max_connections(_per_host): the client reads why. */
 		tgt_conn_fatal(c, RBLK_S_NO_RESOURCES, type,
@@ -766,6 +771,26 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		tgt_conn_fatal(c, RBLK_S_INVALID_OPCODE, type, NULL);
 		return -ECONNABORTED;
 	}
+}
+
+int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
+		 uint32_t pdu_len)
+{
+	uint8_t type = rblk_pdu_type(buf);
+	int ret;
+
+	if (c->state == TGT_CONN_CLOSING && !c->draining)
+		return -ECONNABORTED;
+	ret = conn_pdu(c, type, buf, have, pdu_len);
+	/*
+	 * A PDU left waiting for memory (-EAGAIN: back-pressure) is offered
+	 * again each time a chunk is freed on this reactor; only a taken one
+	 * is activity, or a client that never takes its answers would look
+	 * busy for as long as others do I/O and never meet idle_timeout.
+	 */
+	if (ret != -EAGAIN)
+		c->last_rx_ms = tgt_reactor_now_ms(c->r);
+	return ret;
 }
 
 /* ---- reactor stop hooks ---------------------------------------------- */
@@ -841,6 +866,7 @@ void tgt_conns_tick(struct tgt_reactor *r)
 			snprintf(why, sizeof(why),
 				 "WRITE payload not received within %u s (data_timeout)",
 				 cfg->data_timeout);
+			tgt_limit_count(TGT_LIM_CLOSED_DATA_TIMEOUT);
 			tgt_conn_close(c, true, why);
 		} else if (c->state == TGT_CONN_LIVE && cfg->idle_timeout &&
 			   now - c->last_rx_ms >= cfg->idle_timeout * 1000ull &&
@@ -849,6 +875,7 @@ void tgt_conns_tick(struct tgt_reactor *r)
 			snprintf(why, sizeof(why),
 				 "idle for %u s: no command or KEEPALIVE (idle_timeout)",
 				 cfg->idle_timeout);
+			tgt_limit_count(TGT_LIM_CLOSED_IDLE_TIMEOUT);
 			/* Answers it does not read are dropped with it. */
 			tgt_conn_close(c, c->nbusy != 0, why);
 		}

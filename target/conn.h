@@ -79,6 +79,7 @@ struct tgt_conn {
 	struct rblk_cmd_limits lim;
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;
+	bool     bp_counted;		/* this stop is in the limit counts */
 	struct tgt_event login_ev;	/* login_timeout timer */
 	struct __kernel_timespec login_ts;
 	bool     login_timer;		/* armed (holds a reference) */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit_counts.h"
 #include "log.h"
 
 #define HOST_BUCKETS	256
@@ -236,6 +237,8 @@ int tgt_host_prelogin_get(struct tgt_hosts *t, const struct sockaddr *sa,
 	if ((t->max_prelogin && total >= t->max_prelogin) ||
 	    (t->max_prelogin_per_host && count >= t->max_prelogin_per_host)) {
 		pthread_mutex_unlock(&t->lock);
+		tgt_limit_count(t->max_prelogin_per_host && count >= t->max_prelogin_per_host ?
+				TGT_LIM_REFUSED_PRELOGIN_HOST : TGT_LIM_REFUSED_PRELOGIN);
 		if (t->max_prelogin_per_host && count >= t->max_prelogin_per_host)
 			rblk_warn_rl(&refuse_rl, "%s %s: refusing a connection from %s: %u of its connections have not logged in yet (max_prelogin_per_host = %u)",
 				     tp, listener, key_str(key, ip, sizeof(ip)),

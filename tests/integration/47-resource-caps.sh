@@ -19,6 +19,7 @@
 require_target
 require_fio_engine
 require_python3
+require_rblkctl
 HOSTILE=$RBLK_BUILD/tests/tools/rblk-hostile
 [ -x "$HOSTILE" ] || skip "$HOSTILE not built"
 require_login
@@ -117,6 +118,8 @@ EOF
 	echo "note: under attack: $attacked IOPS ($ratio % of solo); RSS $((rss0 / 1024)) MiB at start, at most $((max / 1024)) MiB during the attack (bound $((bound / 1024)) MiB)"
 	[ "$ratio" -ge "$MIN_RATIO_PCT" ] || fail "bystander fell to $ratio % of its solo IOPS"
 	[ "$max" -gt 0 ] && [ "$max" -lt "$bound" ] || fail "RSS $max KiB over the bound $bound KiB"
+	# The caps made connections wait for memory: counted.
+	limit_at_least "$CONF" backpressure_waits 1
 	# The attackers are still there (nothing timed out: the caps did it).
 	grep -q 'closed by the target' "$T/no-read.out" && cat "$T/no-read.out"
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
@@ -188,6 +191,15 @@ case_timers() {
 	case $other in OK*) ;; *) fail "another host was refused: $other" ;; esac
 	grep -q 'max_connections_per_host reached' "$T/target.log" || fail "no log line for the refused connection"
 	echo "note: per-host limit: 8 sessions, then: $over; another host logs in"
+	# Each of those is counted in rblkctl stats: the silent LOGIN session
+	# and the 2 that never read (idle), the 4 silent WRITEs (data), the
+	# 9th hostile connection (it stops at its first refusal) and the
+	# login "over" (per host).
+	limit_at_least "$CONF" closed_idle_timeout 3
+	limit_at_least "$CONF" closed_data_timeout 4
+	limit_at_least "$CONF" refused_max_connections_per_host 2
+	[ "$(limit_count "$CONF" refused_max_connections)" = 0 ] ||
+		fail "refused_max_connections counted without reaching max_connections"
 	stop_target TERM
 	[ "$TARGET_RC" -eq 0 ] || fail "target exit $TARGET_RC after SIGTERM"
 	target_log_clean

@@ -13,6 +13,7 @@ require_target
 require_fio_engine
 require_login
 require_python3
+require_rblkctl
 
 PER_HOST=8 TOTAL=12 LOGIN_TMO=12
 
@@ -100,6 +101,11 @@ grep -q "refusing a connection from 127.0.0.1: $PER_HOST of its connections have
 grep -q "refusing a connection from 127.0.0.3: $TOTAL connections have not logged in yet (max_prelogin = $TOTAL)" "$T/target.log" ||
 	fail "no total refusal logged"
 
+# The refusals are counted: 2 from 127.0.0.1 (its own cap), 2 from
+# 127.0.0.3 (the total).
+limit_at_least "$CONF" refused_max_prelogin_per_host 2
+limit_at_least "$CONF" refused_max_prelogin 2
+
 log "a real client from a source at its cap is refused"
 if out=$(timeout 10 "$LOGIN" --bind 127.0.0.2 --host full 127.0.0.1 "$PORT" vol1 2>&1); then
 	fail "a login got in while the total cap was reached: $out"
@@ -124,6 +130,9 @@ cat "$T/hogs3.out"
 grep -q "^timed-out $((TOTAL - PER_HOST)) " "$T/hogs3.out" ||
 	fail "the target did not close the idle connections within 60 s"
 grep -q "no LOGIN within $LOGIN_TMO s" "$T/target.log" || fail "no login timeout logged"
+limit_at_least "$CONF" closed_login_timeout $((TOTAL - PER_HOST))
+ctl "$CONF" stats | sed -n '/^limits/,$p'
+ctl "$CONF" stats | grep -q '^  closed_login_timeout  *[1-9]' || fail "rblkctl stats prints no limits"
 wait "$H3" 2>/dev/null
 out=$(timeout 10 "$LOGIN" --bind 127.0.0.3 --host after3 127.0.0.1 "$PORT" vol1 --io 2 2>&1) ||
 	fail "127.0.0.3 cannot log in after its idle connections went: $out"

@@ -159,6 +159,16 @@ target_log_clean() {
 # require_python3 first.
 require_python3() { command -v python3 >/dev/null || skip "python3 needed to check JSON output"; }
 jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# limit_count CONF KEY: how often the target's limit KEY acted since it
+# started ("limits" of rblkctl stats --json, docs/admin.md).
+limit_count() { ctl "$1" stats --json | jget "d['limits']['$2']"; }
+# limit_at_least CONF KEY N: fails unless limit KEY counted at least N.
+limit_at_least() {
+	local n
+	n=$(limit_count "$1" "$2") || fail "rblkctl stats --json failed"
+	echo "note: rblkctl stats: $2 = $n"
+	[ "$n" -ge "$3" ] || fail "rblkctl stats counts $2 = $n, want >= $3"
+}
 
 # ---- bystander (issue 11: every attack runs next to a verified client) --
 # bystander_start VOLUME [PORT]: in the background, rounds of fio crc32c

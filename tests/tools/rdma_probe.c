@@ -12,6 +12,12 @@
  *                                         N connects (depth 1024) that never
  *                                         LOGIN, WINDOW of them open at once,
  *                                         the last WINDOW held HOLD_S s
+ *   rdma_probe HOST PORT VOLUME hog N HOLD_S
+ *                                         N logged-in connections that each
+ *                                         send a full queue of 1 MiB READs
+ *                                         (odd ones) or READs and WRITEs
+ *                                         (even ones) and never take the
+ *                                         answers; held HOLD_S s
  *   rdma_probe list                       the case names
  *
  * Hostile cases speak raw verbs (proto/rdma_verbs.h) so they can send what
@@ -69,6 +75,7 @@ struct probe {
 	struct ibv_mr *data_mr;
 	struct rblk_login_rsp lrsp;
 	int connected;
+	unsigned depth;			/* asked at connect and LOGIN; 0: NSLOTS */
 };
 
 struct hcase {
@@ -264,7 +271,7 @@ static int probe_connect(struct probe *p, const char *host, const char *port,
 
 static int probe_login(struct probe *p, const char *volume)
 {
-	struct rblk_login l = { .queue_depth = NSLOTS };
+	struct rblk_login l = { .queue_depth = p->depth ? p->depth : NSLOTS };
 	uint32_t len;
 	int slot, ret;
 
@@ -702,6 +709,113 @@ static int prelogin(const char *host, const char *port, unsigned n,
 	return other ? 1 : 0;
 }
 
+/* ---- clients that never take their answers ------------------------------ */
+
+#define HOG_DEPTH	32
+#define HOG_IO		(1u << 20)
+#define HOG_CAPSULE	256		/* per-tag capsule area in the send area */
+
+/*
+ * Connects asking for HOG_DEPTH, logs in, then sends HOG_DEPTH capsules at
+ * once (1 MiB each, as 8 descriptors of 128 KiB over our 256 KiB buffer:
+ * READs only, or READs and WRITEs alternately; a WRITE's data fetch
+ * meets data_timeout, a READ-only queue idle_timeout) and from then on neither reposts a receive nor
+ * polls its CQ: the first NSLOTS answers land in receives nobody
+ * looks at, every later response SEND meets RNR (we asked for infinite
+ * RNR retries, as the client library does), so the target's chunks for
+ * those commands stay pinned until it gives up on us.
+ */
+static int hog_open(struct probe *p, const char *host, const char *port,
+		    const char *volume, bool writes)
+{
+	struct rblk_rdma_cm cm = { .queue_depth = HOG_DEPTH };
+	uint8_t pd[sizeof(struct rblk_wire_rdma_cm)];
+	uint8_t *area;
+	int rej, ret;
+
+	p->depth = HOG_DEPTH;
+	rblk_encode_rdma_cm(pd, &cm);
+	ret = probe_connect(p, host, port, pd, sizeof(pd), &rej);
+	if (ret)
+		return ret;
+	if ((ret = probe_login(p, volume)))
+		return ret;
+	area = p->msg + NSLOTS * SLOT;
+	for (unsigned t = 0; t < p->lrsp.queue_depth && t < HOG_DEPTH; t++) {
+		struct rblk_cmd c = { .opcode = writes && (t & 1) ? RBLK_OP_WRITE : RBLK_OP_READ,
+				      .tag = (uint16_t)t, .length = HOG_IO,
+				      .offset = (uint64_t)t * HOG_IO % (p->lrsp.size - HOG_IO + 1) &
+						~(uint64_t)4095 };
+		uint8_t *out = area + t * HOG_CAPSULE;
+		unsigned nsge = HOG_IO / (128u << 10);
+		uint32_t len = sizeof(struct rblk_wire_cmd) + nsge * sizeof(struct rblk_wire_sge);
+		struct ibv_sge s = { .addr = (uintptr_t)out, .length = len,
+				     .lkey = p->msg_mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 2000 + t, .sg_list = &s, .num_sge = 1,
+					  .opcode = IBV_WR_SEND };
+
+		c.nsge = (uint16_t)nsge;
+		rblk_encode_cmd(out, &c, len);
+		for (unsigned i = 0; i < nsge; i++) {
+			struct rblk_sge d = { (uintptr_t)p->data + (i & 1) * (128u << 10),
+					      p->data_mr->rkey, 128u << 10 };
+
+			rblk_encode_sge(out + sizeof(struct rblk_wire_cmd) +
+					i * sizeof(struct rblk_wire_sge), &d);
+		}
+		if ((ret = rblk_rdma_post_send(p->id->qp, &wr)))
+			return ret;
+	}
+	return 0;
+}
+
+static int hog(const char *host, const char *port, const char *volume,
+	       unsigned n, unsigned hold_s)
+{
+	struct probe *p = calloc(n, sizeof(*p));
+	unsigned open = 0, gone = 0;
+	int64_t t0;
+
+	if (!p)
+		return 1;
+	for (unsigned i = 0; i < n; i++) {
+		int ret = hog_open(&p[i], host, port, volume, !(i & 1));
+
+		if (ret) {
+			printf("hog %u: %s\n", i, strerror(-ret));
+			continue;
+		}
+		open++;
+	}
+	printf("FLOODING %u\n", open);
+	fflush(stdout);
+	t0 = now_ms();
+	while (gone < open && now_ms() - t0 < (int64_t)hold_s * 1000) {
+		struct rdma_cm_event *ev;
+
+		for (unsigned i = 0; i < n; i++) {
+			if (!p[i].connected)
+				continue;
+			while (rblk_rdma_get_event(p[i].ch, 0, &ev) == 0) {
+				if (ev->event == RDMA_CM_EVENT_DISCONNECTED) {
+					p[i].connected = 0;
+					gone++;
+					printf("  hog %u: closed by the target after %.1f s\n",
+					       i, (now_ms() - t0) / 1000.0);
+				}
+				rdma_ack_cm_event(ev);
+			}
+		}
+		usleep(100000);
+	}
+	printf("RESULT: hog: %u of %u flooding connections closed by the target within %.1f s\n",
+	       gone, open, (now_ms() - t0) / 1000.0);
+	for (unsigned i = 0; i < n; i++)
+		probe_close(&p[i]);
+	free(p);
+	return open == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	rblk_log_init("rdma_probe");
@@ -712,11 +826,14 @@ int main(int argc, char **argv)
 	}
 	if (argc == 6 && !strcmp(argv[4], "cycles"))
 		return cycles(argv[1], argv[2], argv[3], atoi(argv[5]));
+	if (argc == 7 && !strcmp(argv[4], "hog"))
+		return hog(argv[1], argv[2], argv[3], (unsigned)atoi(argv[5]),
+			   (unsigned)atoi(argv[6]));
 	if (argc == 8 && !strcmp(argv[4], "prelogin"))
 		return prelogin(argv[1], argv[2], (unsigned)atoi(argv[5]),
 				(unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N|prelogin N WINDOW HOLD_S | list\n");
+		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N|prelogin N WINDOW HOLD_S|hog N HOLD_S | list\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -111,6 +111,20 @@ static json_object *find_prev(json_object *prev, const char *name)
 	return NULL;
 }
 
+/* How often the target's limits acted since it started (target-wide;
+ * docs/admin.md, "Resource limits"), keys as the target names them. */
+static void print_limits(json_object *rsp)
+{
+	json_object *lim;
+
+	if (!json_object_object_get_ex(rsp, "limits", &lim) ||
+	    !json_object_is_type(lim, json_type_object))
+		return;
+	printf("limits (target-wide, since start)\n");
+	json_object_object_foreach(lim, k, v)
+		printf("  %-34s %12" PRId64 "\n", k, json_object_get_int64(v));
+}
+
 static void print_sample(json_object *rsp, json_object *prev, double secs,
 			 bool watch)
 {
@@ -148,6 +162,8 @@ static void print_sample(json_object *rsp, json_object *prev, double secs,
 		printf("total\n");
 		ctl_print_stats(st, "  ");
 	}
+	if (!watch)
+		print_limits(rsp);
 }
 
 static void usage(FILE *f)
@@ -157,7 +173,8 @@ static void usage(FILE *f)
 "  Counters of every volume (or NAME) and of each attached session: ops, bytes,\n"
 "  errors per op type, mean latency, p50/p99 from a log2 latency histogram;\n"
 "  FLUSH and FUA commands with the fdatasync / RWF_DSYNC writes they caused;\n"
-"  the total over the volumes shown.\n"
+"  the total over the volumes shown; how often the target's limits acted\n"
+"  (connections refused over a cap, back-pressure waits, timeout closes).\n"
 "  --watch [SECS]  print rates every SECS seconds (default 1) until interrupted\n"
 "  --count N       with --watch: stop after N samples\n"
 "  --json          raw JSON answer (one object per sample)\n");

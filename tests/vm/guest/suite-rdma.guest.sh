@@ -467,12 +467,114 @@ CONF
 		fail "target rss did not come back after login_timeout: before $m0, then ${m3:-?}"
 	grep -q "refusing a connection from" "$CASE_TMP/tgt.log" || fail "no refusal logged"
 	log "refusal lines in the target log: $(grep -c 'refusing a connection' "$CASE_TMP/tgt.log")"
+	# The main thread's cost per connection built (rdma_listen.c logs it
+	# every 256): what bounds the listener while max_prelogin is full.
+	grep "on the main thread" "$CASE_TMP/tgt.log" || true
 	[ $((peak - ${m0%% *})) -lt $((96 * 1024)) ] ||
 		fail "target rss grew by $((peak - ${m0%% *})) KiB (bound 96 MiB)"
 	wait "$bg" || { cat bystander.log; fail "the bystander failed during the pre-login connects"; }
 	grep -v '^3;' bystander.log
 	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
 		--verify=crc32c || fail "target unusable after the pre-login connects"
+	stop_tgt
+}
+
+# fio_iops FILE: 4 KiB operations per second, reads (verify) and writes
+# together, of the terse line in FILE (KiB moved over the longer runtime;
+# fields: 6 read KiB, 9 read ms, 47 write KiB, 50 write ms).
+fio_iops() {
+	awk -F';' '$1 == "3" { ms = $9 > $50 ? $9 : $50
+		print int(($6 + $47) / 4 * 1000 / (ms > 0 ? ms : 1)) }' "$1"
+}
+
+# Four logged-in RDMA clients that each send a full queue (depth 32) of
+# 1 MiB READs (two of them) or READs and WRITEs (two) and never take an
+# answer: no receive reposted, CQ
+# never polled, so the target's response SENDs meet RNR and the chunks of
+# those commands stay pinned (issue 11, item 5, over RDMA).  The caps hold
+# each to conn_buffer_mb (4 MiB) of its reactor's 32 MiB pool;
+# host_buffer_mb is the whole pool because every client in this VM comes
+# from one address (the per-host share is tested over TCP, 47).  A
+# bystander doing fio verify over RDMA on another volume keeps at least
+# half its solo IOPS, the target's RSS stays within its pools, and
+# data_timeout (READ+WRITE) or idle_timeout (READ-only) closes the
+# four, while other connections keep doing I/O on the same reactors.
+case_hog() {
+	local bg pid m0 rss peak=0 solo att n i i2
+	need_rdma
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "conn_buffer_mb = 4
+host_buffer_mb = 32
+idle_timeout = 25
+data_timeout = 25"
+	cat >>tgt.conf <<CONF
+
+[volume vol1]
+path = $CASE_TMP/vol1.img
+size = 64M
+allow_any_host = yes
+CONF
+	start_tgt tgt.conf
+	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 >/dev/null || fail "warm-up cycles failed"
+	local byst=(--volume=vol1 --rw=randwrite --bs=4k --size=8M --iodepth=4
+		--verify=crc32c --verify_backlog=64 --time_based --runtime=15)
+	fio_x rdma solo 1 1 "${byst[@]}" || fail "the bystander failed alone"
+	solo=$(fio_iops "$CASE_TMP/fio-solo.out")
+	cut -d';' -f5-9,47-50 "$CASE_TMP/fio-solo.out" | grep -v '^$'
+	m0=$(mem_of "$TPID")
+	log "bystander alone: $solo IOPS; target rss pin lck KiB = $m0"
+	timeout 200 "$PROBE" "$IP" "$RPORT" vol0 hog 4 60 >probe.log 2>&1 &
+	pid=$!
+	wait_until 60 grep -q "^FLOODING" probe.log || { cat probe.log; fail "the hogs did not start"; }
+	grep -q "^FLOODING 4" probe.log || { cat probe.log; fail "not all four hogs logged in"; }
+	sleep 2
+	fio_x rdma attacked 1 1 "${byst[@]}" >byst.log 2>&1 &
+	bg=$!
+	while kill -0 "$bg" 2>/dev/null; do
+		rss=$(mem_of "$TPID"); rss=${rss%% *}
+		[ "$rss" -gt "$peak" ] && peak=$rss
+		nap 0.5
+	done
+	wait "$bg" || { cat byst.log; fail "the bystander failed next to the hogs"; }
+	cat byst.log
+	att=$(fio_iops "$CASE_TMP/fio-attacked.out")
+	cut -d';' -f5-9,47-50 "$CASE_TMP/fio-attacked.out" | grep -v '^$'
+	log "bystander next to 4 hogs: $att IOPS (alone $solo); target peak rss $peak KiB (+$((peak - ${m0%% *})) KiB)"
+	[ $((att * 2)) -ge "$solo" ] || fail "bystander fell to $att IOPS from $solo alone"
+	# Every chunk lives in the reactors' pools (2 x 32 MiB): whatever the
+	# hogs pin, the target's memory must not grow past them.
+	[ $((peak - ${m0%% *})) -lt $((64 * 1024)) ] ||
+		fail "target rss grew by $((peak - ${m0%% *})) KiB next to the hogs"
+	# Until the hogs are gone, four more bystander connections (two per
+	# reactor, whatever the round-robin cursor says) keep
+	# freeing chunks on both reactors: each free offers the hogs' waiting
+	# capsules again, which must not count as activity.
+	fio_x rdma through 1 1 "${byst[@]/--runtime=15/--runtime=45}" --numjobs=4 \
+		--offset_increment=8M >through.log 2>&1 &
+	bg=$!
+	wait "$pid"; i=$?
+	cat probe.log
+	alive
+	wait "$bg" || { cat through.log; fail "the bystander failed while the hogs were closed"; }
+	# A hog whose WRITE data the target has not fetched yet (its RDMA
+	# READs queue behind the RNR-stuck response SEND on the same send
+	# queue) meets data_timeout; a READ-only one, idle_timeout.
+	grep "vol0: closing: .*_timeout" "$CASE_TMP/tgt.log"
+	n=$(grep -c "vol0: closing: .*(data_timeout)" "$CASE_TMP/tgt.log")
+	i2=$(grep -c "vol0: closing: .*(idle_timeout)" "$CASE_TMP/tgt.log")
+	log "hogs closed by data_timeout: $n, by idle_timeout: $i2"
+	[ "$n" -ge 2 ] && [ "$i2" -ge 2 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "want the 2 READ+WRITE hogs closed by data_timeout and the 2 READ-only ones by idle_timeout"; }
+	# Counted in rblkctl stats: each hog was stopped at its cap.
+	"$RBLK_BUILD/rblkctl" --socket "$CASE_TMP/target.sock" stats --json >stats.json ||
+		fail "rblkctl stats failed"
+	stat_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" stats.json; }
+	log "rblkctl stats: backpressure_waits $(stat_of backpressure_waits), closed_idle_timeout $(stat_of closed_idle_timeout), closed_data_timeout $(stat_of closed_data_timeout)"
+	[ "$(stat_of backpressure_waits)" -ge 4 ] || fail "rblkctl stats counts fewer than 4 back-pressure stops"
+	[ $(($(stat_of closed_idle_timeout) + $(stat_of closed_data_timeout))) -ge 4 ] ||
+		fail "rblkctl stats counts fewer than 4 timer closes"
+	[ "$i" -eq 0 ] || fail "rdma_probe hog exited $i"
+	log "target after the hogs: rss pin lck KiB = $(mem_of "$TPID")"
+	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
+		--verify=crc32c || fail "target unusable after the hogs"
 	stop_tgt
 }
 
@@ -488,4 +590,5 @@ run_case -t 120 acl-rdma case_acl_rdma
 run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
 run_case -t 700 prelogin-rdma case_prelogin
+run_case -t 400 hog-rdma case_hog
 cases_done
