@@ -319,8 +319,13 @@ static int conn_failed(const struct ini_queue *q)
 	return atomic_load(&q->conn_state) == RBLK_QUEUE_FAILED;
 }
 
-/* Commits what the target answered; returns how many. */
-static unsigned reap_target(struct ini_queue *q)
+/*
+ * Commits what the target answered; returns how many.  peek: only what is
+ * already in hand, for a loop that waits on the connection's fd next (no
+ * syscall on RDMA when nothing came); else a full reap that also runs the
+ * timers and connection events, as after the fd's wakeup.
+ */
+static unsigned take_answers(struct ini_queue *q, int peek)
 {
 	struct rblk_io *done[64];
 	unsigned total = 0;
@@ -329,7 +334,8 @@ static unsigned reap_target(struct ini_queue *q)
 	if (!q->cfg.conn)
 		return 0;
 	do {
-		n = rblk_queue_reap(q->cfg.conn, done, 0, 64, 0);
+		n = peek ? rblk_queue_peek(q->cfg.conn, done, 64) :
+			   rblk_queue_reap(q->cfg.conn, done, 0, 64, 0);
 		if (n < 0)
 			break;	/* FAILED, and every failed I/O handed back */
 		for (i = 0; i < n; i++) {
@@ -342,6 +348,11 @@ static unsigned reap_target(struct ini_queue *q)
 	note_conn(q);
 	drain_backlog(q);
 	return total;
+}
+
+static unsigned reap_target(struct ini_queue *q)
+{
+	return take_answers(q, 0);
 }
 
 /*
@@ -526,12 +537,13 @@ static void *queue_thread(void *arg)
 		}
 		io_uring_cq_advance(&q->ring, n);
 		/* A send may have failed inside submit: pick up its error, and
-		 * whatever answers are already here, without another wakeup.
-		 * A spinner reaps every turn: its timers and the target's
+		 * whatever answers are already here, without another wakeup
+		 * (a peek: the armed fd wakes us for the rest).  A spinner
+		 * reaps in full every turn: its timers and the target's
 		 * keep-alive answers have no wakeup either. */
 		if (q->cfg.conn && !q->abandoned &&
 		    (q->spinning || rblk_queue_inflight(q->cfg.conn)))
-			n += reap_target(q);
+			n += take_answers(q, !q->spinning);
 		if (n && q->cfg.poll == RBLK_POLL_ADAPTIVE)
 			q->last_work_us = now_us();
 		/* Stopping does not wait for a reconnect. */

@@ -787,6 +787,16 @@ int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 	return (int)take_done(q, done, max);
 }
 
+int rblk_queue_peek(struct rblk_queue *q, struct rblk_io **done, unsigned max)
+{
+	if (!q->ops->peek || q->state != RBLK_QUEUE_LIVE)
+		return rblk_queue_reap(q, done, 0, max, 0);
+	rblk_rc_polled(q, q->ops->peek(q->conn, q));
+	if (q->state == RBLK_QUEUE_FAILED && !q->done_count && q->depth == q->nfree)
+		return q->err;
+	return (int)take_done(q, done, max);
+}
+
 int rblk_queue_fd(struct rblk_queue *q)
 {
 	return q->epfd;

@@ -120,5 +120,8 @@ void rblk_rc_sent(struct rblk_queue *q, uint32_t tag);
  * is due (keep-alive, I/O timeouts, reconnect attempts, fail timeouts).
  */
 void rblk_rc_step(struct rblk_queue *q, int wait_ms);
+/* What a LIVE connection's poll (or peek) returned (a count or -errno):
+ * a lost connection starts reconnecting, a lying target fails the queue. */
+void rblk_rc_polled(struct rblk_queue *q, int ret);
 
 #endif /* RBLK_INITIATOR_CLIENT_CLIENT_QUEUE_H */

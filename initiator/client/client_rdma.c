@@ -687,7 +687,8 @@ static int handle_recv(struct rblk_client_conn *c, struct rblk_queue *q,
 }
 
 /* Polls the receive CQ empty; returns responses completed or -errno. */
-static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q)
+static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q,
+		       int *nwc)
 {
 	struct ibv_wc wc[POLL_BATCH];
 	int n, done = 0, ret;
@@ -696,6 +697,8 @@ static int drain_recvs(struct rblk_client_conn *c, struct rblk_queue *q)
 		n = rblk_rdma_poll(c->rcq, POLL_BATCH, wc);
 		if (n < 0)
 			return n;
+		if (nwc)
+			*nwc += n;
 		for (int i = 0; i < n; i++) {
 			ret = handle_recv(c, q, &wc[i]);
 			if (ret < 0)
@@ -716,7 +719,7 @@ static int spin_poll(struct rblk_client_conn *c, struct rblk_queue *q)
 	int64_t now;
 	int done, ret;
 
-	done = drain_recvs(c, q);
+	done = drain_recvs(c, q, NULL);
 	if (done)
 		return done;
 	ret = drain_sends(c);
@@ -751,7 +754,7 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 		ret = rearm(c);
 		if (ret)
 			return ret;
-		done = drain_recvs(c, q);
+		done = drain_recvs(c, q, NULL);
 		if (done)
 			return done;
 		ret = drain_sends(c);
@@ -765,6 +768,33 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
 	}
+}
+
+/*
+ * Nothing in either CQ: done, without a syscall (the caller waits on the
+ * channel next, and anything else wakes it).  Something came: the armed
+ * receive CQ has raised an event for it, so do what that wakeup would (take
+ * the event, re-arm, look again, check the CM), or the caller would wake
+ * once more for nothing.
+ */
+static int rdma_peek(struct rblk_client_conn *c, struct rblk_queue *q)
+{
+	int done, more, ret, seen = 0;
+
+	if (c->failed)
+		return c->failed;
+	if (c->spin)
+		return spin_poll(c, q);
+	done = drain_recvs(c, q, &seen);
+	if (done < 0)
+		return done;
+	ret = drain_sends(c);
+	if (ret)
+		return ret;
+	if (!seen)
+		return done;
+	more = rdma_poll(c, q, 0);
+	return more < 0 ? more : done + more;
 }
 
 static int rdma_get_fd(struct rblk_client_conn *c)
@@ -860,5 +890,6 @@ const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.poll = rdma_poll,
 	.get_fd = rdma_get_fd,
 	.set_spin = rdma_set_spin,
+	.peek = rdma_peek,
 	.close = rdma_close,
 };

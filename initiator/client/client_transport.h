@@ -144,6 +144,14 @@ struct rblk_client_transport_ops {
 	 */
 	void (*set_spin)(struct rblk_client_conn *c, int spin);
 
+	/*
+	 * Optional (NULL: poll(.., 0) is used).  Like poll(.., 0), but free
+	 * when nothing came: it may skip every check that costs a syscall
+	 * (RDMA: the completion and CM channels), because the caller waits on
+	 * get_fd right after, and that wakes it for whatever was skipped.
+	 */
+	int (*peek)(struct rblk_client_conn *c, struct rblk_queue *q);
+
 	/* Required.  Tears the connection down and frees c; c may be
 	 * half-started (start not called) or have failed. */
 	void (*close)(struct rblk_client_conn *c);

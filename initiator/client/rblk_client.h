@@ -162,6 +162,14 @@ int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io);
 int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 		    unsigned min_wait, unsigned max, int timeout_ms);
 
+/*
+ * rblk_queue_reap(q, done, 0, max, 0) for a caller that waits on
+ * rblk_queue_fd next: picks up what already arrived without a syscall
+ * where the transport can (RDMA), and leaves timers, reconnects and
+ * connection events to the reap that the fd's wakeup calls.
+ */
+int rblk_queue_peek(struct rblk_queue *q, struct rblk_io **done, unsigned max);
+
 /* An fd that becomes readable when rblk_queue_reap(.., 0, ..) has work
  * (responses, or a timer due): an epoll fd, the same for the queue's life.
  * Responses already received are buffered: after a reap that returned max,

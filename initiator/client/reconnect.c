@@ -465,6 +465,25 @@ static void run_timers(struct rblk_queue *q)
 		connecting_timers(q, now);
 }
 
+void rblk_rc_polled(struct rblk_queue *q, int ret)
+{
+	if (ret == -EPROTO) {
+		/* A target that lies is not trusted again. */
+		rblk_rc_fail(q, ret, "malformed response from the target");
+		return;
+	}
+	if (ret < 0) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s", ret == -ECONNRESET ?
+			 "connection closed by the target" : strerror(-ret));
+		rblk_rc_lost(q, ret, why);
+	} else if (q->draining && !q->nsent) {
+		/* Everything the stopping target had is answered. */
+		rblk_rc_lost(q, -ESHUTDOWN, "target is shutting down");
+	}
+}
+
 void rblk_rc_step(struct rblk_queue *q, int wait_ms)
 {
 	int64_t now = rblk_now_ms();
@@ -482,21 +501,9 @@ void rblk_rc_step(struct rblk_queue *q, int wait_ms)
 	}
 	if (q->state == RBLK_QUEUE_LIVE) {
 		ret = q->ops->poll(q->conn, q, tmo);
-		if (ret == -EPROTO) {
-			/* A target that lies is not trusted again. */
-			rblk_rc_fail(q, ret, "malformed response from the target");
+		rblk_rc_polled(q, ret);
+		if (ret == -EPROTO)
 			return;
-		}
-		if (ret < 0) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "%s", ret == -ECONNRESET ?
-				 "connection closed by the target" : strerror(-ret));
-			rblk_rc_lost(q, ret, why);
-		} else if (q->draining && !q->nsent) {
-			/* Everything the stopping target had is answered. */
-			rblk_rc_lost(q, -ESHUTDOWN, "target is shutting down");
-		}
 	} else if (tmo) {
 		/* CONNECTING: nothing to read; sleep until the timer. */
 		struct pollfd pfd = { .fd = q->tfd, .events = POLLIN };

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of tools/bench/syscalls: syscalls and context switches per
+# I/O of rblk-initiator (/dev/ublkbN over RDMA) and of rblk-target, one
+# guest, Soft-RoCE.  Counts, not speeds: strace -c slows both processes,
+# but the number of calls each I/O costs is what it is.
+#   RBLK_BENCH_SC_RUNTIME=8    seconds per workload
+#   RBLK_BENCH_SC_POLL=event   the initiator's --poll (and the target's rdma_poll)
+# Writes $RBLK_VM_SCRATCH/syscalls.md.
+set -u
+RT=${RBLK_BENCH_SC_RUNTIME:-8}
+POLL=${RBLK_BENCH_SC_POLL:-event}
+B=$RBLK_BUILD
+G=$RBLK_ROOT/tests/vm/guest
+OUT=${RBLK_VM_SCRATCH:-/tmp}/syscalls.md
+W=/tmp/sc
+mkdir -p "$W"
+die() { echo "syscalls: $*" >&2; exit 1; }
+
+IP=$("$G/rxe-up") || die "rxe-up failed"
+"$G/ublk-up" || die "ublk-up failed"
+truncate -s 256M "$W/vol.img"
+cat >"$W/target.conf" <<CONF
+[target]
+listen_rdma = $IP:4421
+admin_socket = $W/target.sock
+rdma_poll = $POLL
+
+[volume sc]
+path = $W/vol.img
+backend = uring
+allow_any_host = yes
+CONF
+"$B/rblk-target" --config "$W/target.conf" >"$W/target.log" 2>&1 &
+TPID=$!
+for _ in $(seq 200); do grep -q "listening on rdma" "$W/target.log" && break; sleep 0.1; done
+grep -q "listening on rdma" "$W/target.log" || { cat "$W/target.log"; die "target did not start"; }
+dev=$("$B/rblkctl" attach --target "$IP:4421" --volume sc --transport rdma --queues 1 \
+	--depth 64 --poll "$POLL") || die "rblkctl attach failed"
+IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
+dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd"
+
+ctxsw() {	# pid: voluntary + nonvoluntary switches of all its threads
+	cat /proc/"$1"/task/*/status | awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }'
+}
+syscalls() {	# strace -c output: the total call count
+	awk '$NF == "total" { print $4 }' "$1"
+}
+top3() {	# strace -c output: the three most frequent calls, "name calls/io"
+	awk -v n="$2" '$1 ~ /^[0-9.]+$/ && $NF != "total" { print $NF, $4 }' "$1" |
+		sort -k2 -nr | head -n 3 | awk -v n="$2" '{ printf "%s%s %.2f", (NR > 1 ? ", " : ""), $1, $2 / n }'
+}
+
+rows=()
+for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
+	set -- $wl
+	tag=$1-qd$2
+	echo "syscalls: $tag"
+	ci=$(ctxsw "$IPID") ct=$(ctxsw "$TPID")
+	strace -c -f -q -p "$IPID" -o "$W/ini-$tag.txt" & si=$!
+	strace -c -f -q -p "$TPID" -o "$W/tgt-$tag.txt" & st=$!
+	sleep 1
+	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$1" --bs=4k \
+		--iodepth="$2" --size=64M --time_based --runtime="$RT" --norandommap \
+		--output-format=json --output="$W/$tag.json" >/dev/null 2>&1 || die "fio $tag failed"
+	kill -INT "$si" "$st"; wait "$si" "$st"
+	ci=$(($(ctxsw "$IPID") - ci)) ct=$(($(ctxsw "$TPID") - ct))
+	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$tag.json")
+	[ "${ios:-0}" -gt 0 ] || die "fio $tag did no I/O"
+	rows+=("$(awk -v t="$1 QD$2" -v n="$ios" -v a="$(syscalls "$W/ini-$tag.txt")" -v b="$ci" \
+		-v c="$(syscalls "$W/tgt-$tag.txt")" -v d="$ct" -v x="$(top3 "$W/ini-$tag.txt" "$ios")" \
+		'BEGIN { printf "| 4k %s | %d | %.2f | %.2f | %.2f | %.2f | %s |", t, n, a / n, b / n, c / n, d / n, x }')")
+done
+"$B/rblkctl" detach "$dev" >/dev/null
+kill -TERM "$TPID"; wait "$TPID"
+{
+	echo "| workload | I/Os | initiator syscalls/IO | initiator ctx sw/IO | target syscalls/IO | target ctx sw/IO | initiator's top calls per I/O |"
+	echo "|---|---:|---:|---:|---:|---:|---|"
+	printf '%s\n' "${rows[@]}"
+} >"$OUT"
+cat "$OUT"
