@@ -40,6 +40,18 @@ allow_any_host = yes
 CONF
 }
 
+# add_bystander_volume FILE: a second volume, vol1 (64 MiB), for a
+# bystander's I/O next to an attack on vol0.
+add_bystander_volume() {
+	cat >>"$1" <<CONF
+
+[volume vol1]
+path = $CASE_TMP/vol1.img
+size = 64M
+allow_any_host = yes
+CONF
+}
+
 # start_tgt CONF: rblk-target in the background (TPID), log in tgt.log;
 # waits until both listeners are up.
 start_tgt() {
@@ -414,13 +426,7 @@ case_prelogin() {
 	local m0 m1 m2 m3 peak=0 rss pid held bg i t1=
 	need_rdma
 	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "login_timeout = 5"
-	cat >>tgt.conf <<CONF
-
-[volume vol1]
-path = $CASE_TMP/vol1.img
-size = 64M
-allow_any_host = yes
-CONF
+	add_bystander_volume tgt.conf
 	TGT=$tgt start_tgt tgt.conf
 	# Warm-up: each reactor registers its buffer pool on first use.
 	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 >/dev/null || fail "warm-up cycles failed"
@@ -506,13 +512,7 @@ case_hog() {
 host_buffer_mb = 32
 idle_timeout = 25
 data_timeout = 25"
-	cat >>tgt.conf <<CONF
-
-[volume vol1]
-path = $CASE_TMP/vol1.img
-size = 64M
-allow_any_host = yes
-CONF
+	add_bystander_volume tgt.conf
 	start_tgt tgt.conf
 	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 >/dev/null || fail "warm-up cycles failed"
 	local byst=(--volume=vol1 --rw=randwrite --bs=4k --size=8M --iodepth=4
