@@ -156,8 +156,13 @@ _tnode_kill() {
 }
 
 _vm_run_pair() {	# name console client-vm-run-options...
-	local name=$1 console=$2 cpid req what rc
-	shift 2
+	_vm_run_pair_cmd "$1" "$2" "$VM_DIR/guest/suite-$1.guest.sh" "${@:3}"
+}
+
+# One boot of the pair; the client node runs SCRIPT (bash).
+_vm_run_pair_cmd() {	# name console script client-vm-run-options...
+	local name=$1 console=$2 script=$3 cpid req what rc
+	shift 3
 	mkdir -p "$VM_SCRATCH/chan/host"
 	_tnode_disk=$RBLK_BUILD/vm/$name.tnode.img
 	rm -f "$_tnode_disk" && truncate -s "${RBLK_PAIR_DISK:-4G}" "$_tnode_disk"
@@ -166,10 +171,14 @@ _vm_run_pair() {	# name console client-vm-run-options...
 	# target node booted again after a power cut connects anew.
 	"$VM_DIR/vm-run" -t 3000 -H rblk-cnode -n "listen:$_link_port" -o "$VM_SCRATCH" "$@" \
 		${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
-		-- bash "$VM_DIR/guest/suite-$name.guest.sh" > >(tee "$console") 2>&1 &
+		-- bash "$script" > >(tee "$console") 2>&1 &
 	cpid=$!
 	for _ in $(seq 300); do
-		[ -n "$(ss -Hltn "sport = :$_link_port")" ] && break
+		if [ "${RBLK_VM_LINK:-socket}" = unix ]; then
+			ss -Hlx | grep -qF "link-$_link_port.sock" && break
+		else
+			[ -n "$(ss -Hltn "sport = :$_link_port")" ] && break
+		fi
 		kill -0 "$cpid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -203,4 +212,15 @@ _vm_run_pair() {	# name console client-vm-run-options...
 
 vm_pair_suite() {	# name [client vm-run options...]
 	_vm_suite_main _vm_run_pair "$@"
+}
+
+# vm_pair_run NAME SCRIPT [client vm-run options...]: one boot of the pair
+# (as vm_pair_suite) whose client node runs SCRIPT instead of a suite's
+# cases (the benchmark, tools/bench/pair-bench); the console goes to
+# $RBLK_BUILD/vm/NAME.console and our stdout.  Returns vm-run's status.
+vm_pair_run() {	# name script [client vm-run options...]
+	local name=$1
+	VM_SCRATCH=$RBLK_BUILD/vm/$name
+	rm -rf "$VM_SCRATCH" && mkdir -p "$VM_SCRATCH" || { echo "vm_pair_run: cannot create $VM_SCRATCH"; return 1; }
+	_vm_run_pair_cmd "$name" "$RBLK_BUILD/vm/$name.console" "${@:2}"
 }
