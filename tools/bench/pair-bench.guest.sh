@@ -40,14 +40,17 @@ say() { echo "pair-bench: $*"; }
 # Peers: NAME|KIND|LINK|TARGET-CONF-LINE|ATTACH-OPTS.  KIND rblk: rblk-target
 # on the target node, rblkctl attach here; KIND nvme: the kernel's nvmet on
 # the target node, nvme connect here.  An rblk variant is one more line
-# (a target config line and/or attach options), e.g. busy polling below.
+# (a target config line and/or attach options), e.g. polling below
+# (rblk-rdma-adaptive needs a target that knows rdma_poll = adaptive; its
+# initiator option goes in the last field once it exists).
 PEER_DEFS="rblk-rdma|rblk|rdma||
 rblk-rdma-busy|rblk|rdma|rdma_poll = busy|
+rblk-rdma-adaptive|rblk|rdma|rdma_poll = adaptive|
 rblk-tcp|rblk|tcp||
 nvme-rdma|nvme|rdma||
 nvme-tcp|nvme|tcp||
 ${RBLK_BENCH_PEER_DEFS:+${RBLK_BENCH_PEER_DEFS//;/$'\n'}}"
-PEERS=${RBLK_BENCH_PEERS:-rblk-rdma nvme-rdma rblk-tcp nvme-tcp}
+PEERS=${RBLK_BENCH_PEERS:-rblk-rdma nvme-rdma rblk-rdma-busy rblk-tcp nvme-tcp}
 peer_def() { awk -F'|' -v n="$1" '$1 == n { print; found = 1; exit } END { exit !found }' <<<"$PEER_DEFS"; }
 for p in $PEERS; do peer_def "$p" >/dev/null || die "unknown peer '$p' (RBLK_BENCH_PEERS; add it with RBLK_BENCH_PEER_DEFS)"; done
 
