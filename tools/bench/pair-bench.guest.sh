@@ -110,7 +110,7 @@ done") || die "target node: backing file or nvmet: $out"
 peer_up() {
 	local name kind link conf opts port before
 	IFS='|' read -r name kind link conf opts <<<"$(peer_def "$1")"
-	DEV= CPIDS=
+	DEV='' CPIDS=''
 	if [ "$kind" = nvme ]; then
 		[ "$link" = rdma ] && port=$NRPORT || port=$NTPORT
 		before=$(ls /sys/block)
