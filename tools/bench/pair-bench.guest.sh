@@ -40,12 +40,11 @@ say() { echo "pair-bench: $*"; }
 # Peers: NAME|KIND|LINK|TARGET-CONF-LINE|ATTACH-OPTS.  KIND rblk: rblk-target
 # on the target node, rblkctl attach here; KIND nvme: the kernel's nvmet on
 # the target node, nvme connect here.  An rblk variant is one more line
-# (a target config line and/or attach options), e.g. polling below
-# (rblk-rdma-adaptive needs a target that knows rdma_poll = adaptive; its
-# initiator option goes in the last field once it exists).
+# (a target config line and/or attach options), e.g. the polling modes
+# below (docs/target.md rdma_poll, rblkctl attach --poll).
 PEER_DEFS="rblk-rdma|rblk|rdma||
 rblk-rdma-busy|rblk|rdma|rdma_poll = busy|
-rblk-rdma-adaptive|rblk|rdma|rdma_poll = adaptive|
+rblk-rdma-adaptive|rblk|rdma|rdma_poll = adaptive|--poll adaptive
 rblk-tcp|rblk|tcp||
 nvme-rdma|nvme|rdma||
 nvme-tcp|nvme|tcp||
