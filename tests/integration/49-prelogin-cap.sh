@@ -69,6 +69,14 @@ PY
 log "bystander: fio randwrite + verify on vol1"
 # One round across the attack: at the caps a new round could not connect.
 BYSTANDER_SECS=25 bystander_start vol1
+# The engine logs in twice (setup: the volume's size; then the job's I/O):
+# the attack must not start between the two, or the caps refuse the
+# bystander's real connection.
+for ((i = 0; i < 400; i++)); do
+	[ "$(grep -c 'logged in to volume vol1,' "$T/target.log")" -ge 2 ] && break
+	[ -z "$BYST_DIR" ] || [ -e "$BYST_DIR/rounds" ] && break
+	sleep 0.05
+done
 
 # wait_line FILE REGEX SECS
 wait_line() {
