@@ -436,7 +436,7 @@ case_ublk_link_drops() {
 		# rblkctl list is at most 1 s behind: wait for this drop's
 		# reconnect, not only for "live".
 		wait_until 30 eval '[ "$(dev_state)" = live ] && (( $(dev_field reconnects) >= r0 + k ))' ||
-			{ tail -n 30 "/run/rblk/rblk-initiator.$ipid.log"; tnode "tail -n 30 /srv/node/target.log"
+			{ tail -n 30 /run/rblk/rblk-initiator.*.log; tnode "tail -n 30 /srv/node/target.log"
 			  fail "drop $k: $(( $(dev_field reconnects) - r0 )) reconnects and state '$(dev_state)' 30 s after the link came back"; }
 		[ ! -e fio.failed ] || { cat fio.*.log fio.*.err; fail "fio verify failed at drop $k: $(cat fio.failed)"; }
 	done
