@@ -763,6 +763,15 @@ static unsigned take_done(struct rblk_queue *q, struct rblk_io **out, unsigned m
 	return n;
 }
 
+/* What reap and peek return: the completed I/Os, or once the queue has
+ * FAILED and none is left, the -errno that failed it. */
+static int hand_back(struct rblk_queue *q, struct rblk_io **done, unsigned max)
+{
+	if (q->state == RBLK_QUEUE_FAILED && !q->done_count && q->depth == q->nfree)
+		return q->err;
+	return (int)take_done(q, done, max);
+}
+
 int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 		    unsigned min_wait, unsigned max, int timeout_ms)
 {
@@ -782,9 +791,7 @@ int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 		    rblk_left_ms(deadline) == 0)
 			break;
 	}
-	if (q->state == RBLK_QUEUE_FAILED && !q->done_count && q->depth == q->nfree)
-		return q->err;
-	return (int)take_done(q, done, max);
+	return hand_back(q, done, max);
 }
 
 int rblk_queue_peek(struct rblk_queue *q, struct rblk_io **done, unsigned max)
@@ -792,9 +799,7 @@ int rblk_queue_peek(struct rblk_queue *q, struct rblk_io **done, unsigned max)
 	if (!q->ops->peek || q->state != RBLK_QUEUE_LIVE)
 		return rblk_queue_reap(q, done, 0, max, 0);
 	rblk_rc_polled(q, q->ops->peek(q->conn, q));
-	if (q->state == RBLK_QUEUE_FAILED && !q->done_count && q->depth == q->nfree)
-		return q->err;
-	return (int)take_done(q, done, max);
+	return hand_back(q, done, max);
 }
 
 int rblk_queue_fd(struct rblk_queue *q)
