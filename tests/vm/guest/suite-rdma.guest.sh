@@ -555,14 +555,18 @@ data_timeout = 25"
 	cat probe.log
 	alive
 	wait "$bg" || { cat through.log; fail "the bystander failed while the hogs were closed"; }
-	# A hog whose WRITE data the target has not fetched yet (its RDMA
-	# READs queue behind the RNR-stuck response SEND on the same send
-	# queue) meets data_timeout; a READ-only one, idle_timeout.
+	# Every hog must be closed by one of the two timers (both 25 s).  Which
+	# one is up to rxe's timing: a READ+WRITE hog whose WRITE data is still
+	# unfetched (its RDMA READs queued behind an RNR-stuck response SEND)
+	# meets data_timeout, but if its data was fetched before the SEND got
+	# stuck it is idle like the READ-only ones.  A CI run saw that split
+	# move, so only the total is asserted here; data_timeout's own rule is
+	# proven deterministically in integration/47-resource-caps.
 	grep "vol0: closing: .*_timeout" "$CASE_TMP/tgt.log"
 	n=$(grep -c "vol0: closing: .*(data_timeout)" "$CASE_TMP/tgt.log")
 	i2=$(grep -c "vol0: closing: .*(idle_timeout)" "$CASE_TMP/tgt.log")
 	log "hogs closed by data_timeout: $n, by idle_timeout: $i2"
-	[ "$n" -ge 2 ] && [ "$i2" -ge 2 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "want the 2 READ+WRITE hogs closed by data_timeout and the 2 READ-only ones by idle_timeout"; }
+	[ $((n + i2)) -ge 4 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "want all 4 hogs closed by data_timeout or idle_timeout, got $n + $i2"; }
 	# Counted in rblkctl stats: each hog was stopped at its cap.
 	"$RBLK_BUILD/rblkctl" --socket "$CASE_TMP/target.sock" stats --json >stats.json ||
 		fail "rblkctl stats failed"
