@@ -404,6 +404,17 @@ tnode_counts() {
 echo "fd $(ls /proc/$p/fd | wc -l) qp $(rdma res show qp | grep -c .) cq $(rdma res show cq | grep -c .) mr $(rdma res show mr | grep -c .)"'
 }
 
+# Where a reconnect that never comes is stuck: each daemon thread's kernel
+# stack and wait channel, the RDMA CM ids and the neighbour entries, on
+# both nodes.
+stuck_report() {
+	local who='for p in $(pgrep -x rblk-initiator; pgrep -x rblk-target); do
+for t in /proc/$p/task/*; do echo "== $(cat $t/comm) ${t##*/} wchan $(cat $t/wchan)"; cat $t/stack; done; done
+rdma res show cm_id; ip neigh; rdma link'
+	echo "--- client node:"; bash -c "$who" 2>&1
+	echo "--- target node:"; tnode "$who"
+}
+
 # Case 8: many link drops in a row (RBLK_PAIR_DROPS, default 10; make
 # soak: 100) under fio verify on the raw device, keep_alive_tmo 1 s, so
 # that each drop is a lost connection and a reconnect.  Afterwards the
@@ -437,6 +448,7 @@ case_ublk_link_drops() {
 		# reconnect, not only for "live".
 		wait_until 30 eval '[ "$(dev_state)" = live ] && (( $(dev_field reconnects) >= r0 + k ))' ||
 			{ tail -n 30 /run/rblk/rblk-initiator.*.log; tnode "tail -n 30 /srv/node/target.log"
+			  stuck_report
 			  fail "drop $k: $(( $(dev_field reconnects) - r0 )) reconnects and state '$(dev_state)' 30 s after the link came back"; }
 		[ ! -e fio.failed ] || { cat fio.*.log fio.*.err; fail "fio verify failed at drop $k: $(cat fio.failed)"; }
 	done
