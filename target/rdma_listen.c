@@ -341,6 +341,7 @@ int tgt_rdma_accept(struct tgt_listener *l)
 
 	while ((ret = rblk_rdma_get_event(l->ch, 0, &ev)) == 0) {
 		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: connect request", l->addr);
 			ret = connect_request(l, ev);
 			/* Leave the rest queued: the main loop pauses us
 			 * instead of refusing every request in the channel. */

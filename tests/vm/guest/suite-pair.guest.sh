@@ -40,7 +40,7 @@ allow_hosts = $CNODE_IP/24
 EOF
 sync /srv/node/target.conf; }
 : >/srv/node/target.log
-setsid $TGT --config /srv/node/target.conf >>/srv/node/target.log 2>&1 </dev/null &
+setsid env RBLK_DEBUG=${RBLK_PAIR_TARGET_DEBUG:-0} $TGT --config /srv/node/target.conf >>/srv/node/target.log 2>&1 </dev/null &
 while :; do
 	t1=\${EPOCHREALTIME/./}
 	grep -q 'listening on rdma' /srv/node/target.log && grep -q 'listening on tcp' /srv/node/target.log &&
@@ -405,13 +405,18 @@ echo "fd $(ls /proc/$p/fd | wc -l) qp $(rdma res show qp | grep -c .) cq $(rdma 
 }
 
 # Where a reconnect that never comes is stuck: each daemon thread's kernel
-# stack and wait channel, the RDMA CM ids and the neighbour entries, on
-# both nodes.
+# stack and wait channel, the RDMA CM ids, neighbour entries, rxe and NIC
+# counters, on both nodes, and whether IP still crosses the link.
 stuck_report() {
 	local who='for p in $(pgrep -x rblk-initiator; pgrep -x rblk-target); do
 for t in /proc/$p/task/*; do echo "== $(cat $t/comm) ${t##*/} wchan $(cat $t/wchan)"; cat $t/stack; done; done
-rdma res show cm_id; ip neigh; rdma link'
+rdma res show cm_id; rdma res show qp | grep -v " RC "; ip neigh; rdma link; rdma statistic show
+ip -s link show eth0; tc -s qdisc show dev eth0
+grep . /sys/class/net/eth0/queues/tx-*/byte_queue_limits/inflight
+grep -r . /sys/class/infiniband/rxe0/ports/1/cm_*/ 2>/dev/null | grep -v ":0$" | sed "s|.*/ports/1/||"
+dmesg | tail -n 15'
 	echo "--- client node:"; bash -c "$who" 2>&1
+	echo "--- client node: ping the target node"; ping -c 2 -W 1 "$TNODE_IP" 2>&1 | tail -n 2
 	echo "--- target node:"; tnode "$who"
 }
 
