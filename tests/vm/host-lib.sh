@@ -131,7 +131,8 @@ vm_suite() {	# name [vm-run options...]
 # guest/node-agent with a disk of its own ($RBLK_BUILD/vm/NAME.tnode.img,
 # cache=none); the client node runs guest/suite-NAME.guest.sh, whose cases
 # drive the target node through guest/pair.sh.  The host serves the
-# client's power-cut and power-on requests (the folder chan/host).  The
+# client's power-cut, power-on, link-off and link-on requests (the folder
+# chan/host).  The
 # target node's consoles go to $RBLK_BUILD/vm/NAME.tnode.console.BOOT.
 
 # Boots the target node (in the background); sets _tnode_pid, bumps
@@ -141,6 +142,7 @@ _tnode_start() {	# name
 	rm -f "$VM_SCRATCH/tnode.pid"
 	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-3000}" -c "${RBLK_PAIR_TARGET_CPUS:-2}" -H rblk-tnode \
 		-n "connect:$_link_port" -d "$_tnode_disk" -o "$VM_SCRATCH" -P "$VM_SCRATCH/tnode.pid" \
+		-M "$VM_SCRATCH/tnode.mon" \
 		-e RBLK_NODE_BOOT="$_tnode_boot" -e RBLK_NODE_DISK=1 \
 		-- "$VM_DIR/guest/node-agent" "$VM_SCRATCH/chan" "${RBLK_PAIR_TARGET_IP:-10.88.0.1}/24" \
 		>"$RBLK_BUILD/vm/$1.tnode.console.$_tnode_boot" 2>&1 &
@@ -153,6 +155,31 @@ _tnode_kill() {
 	for _ in $(seq 100); do [ -s "$VM_SCRATCH/tnode.pid" ] && break; sleep 0.1; done
 	read -r q <"$VM_SCRATCH/tnode.pid" 2>/dev/null && kill -KILL "$q" 2>/dev/null
 	wait "$_tnode_pid" 2>/dev/null
+}
+
+# One command to the target node's QEMU monitor (HMP); prints its answer.
+# A pulled cable: "set_link link0 off" takes the carrier from the target
+# node's NIC (the guest sees NO-CARRIER; frames either way are dropped).
+_tnode_monitor() {	# command
+	python3 - "$VM_SCRATCH/tnode.mon" "$1" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+def until_prompt():
+    buf = b""
+    while not buf.endswith(b"(qemu) "):
+        part = s.recv(4096)
+        if not part:
+            sys.exit("monitor closed")
+        buf += part
+    return buf.decode(errors="replace")
+until_prompt()
+s.sendall(sys.argv[2].encode() + b"\n")
+out = until_prompt().replace("\r", "").splitlines()
+# The echo of the command first, the prompt last.
+print("\n".join(out[1:-1]))
+EOF
 }
 
 _vm_run_pair() {	# name console client-vm-run-options...
@@ -192,6 +219,9 @@ _vm_run_pair_cmd() {	# name console script client-vm-run-options...
 			power-cut) _tnode_kill; echo "cut" >"${req%.req}.done" ;;
 			power-on)  rm -f "$VM_SCRATCH/chan/dead"; _tnode_start "$name"
 				   echo "$_tnode_boot" >"${req%.req}.done" ;;
+			link-off|link-on)
+				   _tnode_monitor "set_link link0 ${what#link-}" >"${req%.req}.done" 2>&1 ||
+					echo "monitor failed" >>"${req%.req}.done" ;;
 			*)         echo "unknown request" >"${req%.req}.done" ;;
 			esac
 			rm -f "$req"

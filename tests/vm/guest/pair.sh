@@ -7,8 +7,8 @@
 #
 #   tnode [-t SECS] 'SCRIPT'   run SCRIPT (bash) on the target node; prints
 #                              its output, returns its status (124 timeout)
-#   link_drop SECS             the target node's link goes down for SECS
-#                              (returns at once; the node brings it up)
+#   link_drop SECS             the target node's cable is pulled for SECS
+#                              (returns once it is out; put back after SECS)
 #   power_cut                  kill the target node's QEMU (a power cut)
 #   power_on                   boot the target node again on the same disk,
 #                              and wait until its agent serves
@@ -66,8 +66,23 @@ power_on() {
 	wait_until 180 test -e "$PAIR_CHAN/up.$boot" || fail "target node did not come back within 180 s"
 }
 
-link_drop() {
-	tnode "(ip link set eth0 down; sleep $1; ip link set eth0 up) >/dev/null 2>&1 &"
+# The target node's link drops for N seconds; returns once it is down.
+# carrier (default): the host pulls the cable (QEMU set_link off on the
+# target node's NIC), as a failed cable or switch port does.  admin: "ip
+# link set eth0 down" on the target node, which the issue first asked for;
+# on the 6.12 kernel about 1 such drop in 50-100 leaves the node's GSI QP
+# (QP1, every CM message) in the error state, and then no RDMA connection
+# reaches that node again until rxe0 is re-created (docs/vm-tests.md).
+link_drop() {	# seconds
+	case ${RBLK_PAIR_LINK_DROP:-carrier} in
+	carrier)
+		_host_req link-off 10 >/dev/null || return 1
+		( sleep "$1"; _host_req link-on 10 >/dev/null ) >/dev/null 2>&1 &
+		;;
+	admin)
+		tnode "(ip link set eth0 down; sleep $1; ip link set eth0 up) >/dev/null 2>&1 &" ;;
+	*)	echo "link_drop: RBLK_PAIR_LINK_DROP is carrier or admin"; return 1 ;;
+	esac
 }
 
 cnode_up() {

@@ -508,7 +508,8 @@ run_case -t 600 ublk-power-cut-buffered case_ublk_power_cut_buffered
 run_case -t 600 ublk-power-cut-direct case_ublk_power_cut_direct
 run_case -t 300 ublk-fast-io-fail case_ublk_fast_io_fail
 run_case -t 300 ublk-ctrl-loss case_ublk_ctrl_loss
-run_case -t 900 ublk-link-drops case_ublk_link_drops
+# About 7 s a drop (3 s down, the reconnect, the checks), plus setup.
+run_case -t $((300 + ${RBLK_PAIR_DROPS:-10} * 12)) ublk-link-drops case_ublk_link_drops
 run_case -t 60 link-drop case_link_drop
 run_case -t 300 power-cut case_power_cut
 cases_done
