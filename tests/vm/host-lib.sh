@@ -132,8 +132,8 @@ vm_suite() {	# name [vm-run options...]
 # cache=none); the client node runs guest/suite-NAME.guest.sh, whose cases
 # drive the target node through guest/pair.sh.  The host serves the
 # client's power-cut, power-on, link-off and link-on requests (the folder
-# chan/host).  The
-# target node's consoles go to $RBLK_BUILD/vm/NAME.tnode.console.BOOT.
+# chan/host).  The target node's consoles go to
+# $RBLK_BUILD/vm/NAME.tnode.console.BOOT.
 
 # Boots the target node (in the background); sets _tnode_pid, bumps
 # _tnode_boot.

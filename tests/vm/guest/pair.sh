@@ -76,7 +76,11 @@ power_on() {
 link_drop() {	# seconds
 	case ${RBLK_PAIR_LINK_DROP:-carrier} in
 	carrier)
-		_host_req link-off 10 >/dev/null || return 1
+		# set_link prints nothing when it worked; the host's answer
+		# is the monitor's error otherwise.
+		local out
+		out=$(_host_req link-off 10) && [ -z "$out" ] ||
+			{ echo "link_drop: link-off: $out"; return 1; }
 		( sleep "$1"; _host_req link-on 10 >/dev/null ) >/dev/null 2>&1 &
 		;;
 	admin)
