@@ -393,9 +393,10 @@ static int rearm(struct rblk_client_conn *c)
 /*
  * Takes pending CM events (non-blocking).  The target going away
  * (DISCONNECTED, device removal, errors) fails the connection: we
- * disconnect too, which flushes everything posted.
+ * disconnect too, which flushes everything posted.  warn: log the loss
+ * (the I/O phase); the setup phase reports it to its caller instead.
  */
-static int check_cm(struct rblk_client_conn *c)
+static int check_cm(struct rblk_client_conn *c, bool warn)
 {
 	struct rdma_cm_event *ev;
 
@@ -407,8 +408,11 @@ static int check_cm(struct rblk_client_conn *c)
 		if (type == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
 		    type == RDMA_CM_EVENT_ESTABLISHED)
 			continue;
-		if (!c->failed)
+		if (!c->failed && warn)
 			rblk_warn("rdma: connection lost: %s", rblk_rdma_event_str(type));
+		else if (!c->failed)
+			RBLK_DBG(RBLK_DBG_RDMA, "rdma: setup connection lost: %s",
+				 rblk_rdma_event_str(type));
 		c->failed = -ECONNRESET;
 		if (c->connected) {
 			rdma_disconnect(c->id);
@@ -451,9 +455,18 @@ static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 			break;
 		ret = drain_sends(c);
 		if (!ret && c->connected)
-			ret = check_cm(c);
-		if (ret)
+			ret = check_cm(c, false);
+		if (ret) {
+			/* The target closes right after its answer to a
+			 * DISCOVER or a refused LOGIN, once our side acked it;
+			 * that answer's completion can land between the poll
+			 * above and the DISCONNECTED event.  It is ahead of
+			 * the flushed receives: look once more. */
+			n = rblk_rdma_poll(c->rcq, 1, &wc);
+			if (n == 1 && wc.status == IBV_WC_SUCCESS)
+				break;
 			return ret;
+		}
 		if (deadline >= 0 && rblk_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()));
@@ -729,7 +742,7 @@ static int spin_poll(struct rblk_client_conn *c, struct rblk_queue *q)
 	if (now - c->cm_checked_ms < SPIN_CM_MS)
 		return 0;
 	c->cm_checked_ms = now;
-	return check_cm(c);
+	return check_cm(c, true);
 }
 
 static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
@@ -759,7 +772,7 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 			return done;
 		ret = drain_sends(c);
 		if (!ret)
-			ret = check_cm(c);
+			ret = check_cm(c, true);
 		if (ret)
 			return ret;
 		if (timeout_ms == 0 || (deadline >= 0 && rblk_now_ms() >= deadline))

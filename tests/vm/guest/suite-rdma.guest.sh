@@ -287,8 +287,15 @@ CONF
 		fail "refusal not logged with the RDMA peer"
 	out=$("$login" --transport rdma --secret "$CASE_TMP/sec.key" --io 1 "$IP" "$RPORT" sec 2>&1) ||
 		fail "mutual authentication over RDMA: $out"
-	out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --host x 2>&1) ||
-		fail "discover over rdma: $out"
+	# The target closes a discovery connection right after its answer;
+	# the client once took the DISCONNECTED event for a failure when it
+	# came before it had polled the answer (2 % of runs on rxe).
+	local k
+	for ((k = 0; k < 50; k++)); do
+		out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --host x 2>&1) ||
+			fail "discover over rdma (run $((k + 1)) of 50): $out"
+		grep -q 'WARN' <<<"$out" && fail "a discover that worked warns: $out"
+	done
 	echo "$out"
 	grep -qw byaddr <<<"$out" || fail "discover does not list byaddr by the RDMA peer address"
 	grep -qw notme <<<"$out" && fail "discover lists notme"
