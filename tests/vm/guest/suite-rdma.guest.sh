@@ -427,12 +427,17 @@ mem_of() {
 # buffers before LOGIN, a send queue that does not grow with the depth),
 # the ones left open are closed by login_timeout, and a bystander doing
 # fio verify over RDMA on another volume sees no error.
+# login_timeout (lt) must outlast a connection's stay in the probe's
+# window (window x time per connect: 7 s in a slow CI run).  With 5 s the
+# target timed out connections the probe still counted as open, then
+# admitted new ones, and the probe held 100 while the target never had
+# more than 64.
 # RBLK_PRELOGIN_TGT runs another target binary (before/after numbers).
 case_prelogin() {
 	local tgt=${RBLK_PRELOGIN_TGT:-$TGT} n=${RBLK_PRELOGIN_N:-1000} win=${RBLK_PRELOGIN_WIN:-100}
-	local m0 m1 m2 m3 peak=0 rss pid held bg i t1=
+	local m0 m1 m2 m3 peak=0 rss pid held bg i t1= lt=20
 	need_rdma
-	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "login_timeout = 5"
+	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "login_timeout = $lt"
 	add_bystander_volume tgt.conf
 	TGT=$tgt start_tgt tgt.conf
 	# Warm-up: each reactor registers its buffer pool on first use.
@@ -444,9 +449,9 @@ case_prelogin() {
 		--runtime=120 >bystander.log 2>&1 &
 	bg=$!
 	sleep 2
-	timeout 500 "$PROBE" "$IP" "$RPORT" vol0 prelogin "$n" "$win" 25 >probe.log 2>&1 &
+	timeout 500 "$PROBE" "$IP" "$RPORT" vol0 prelogin "$n" "$win" $((lt + 20)) >probe.log 2>&1 &
 	pid=$!
-	# m1: right after the last connect; m3: login_timeout (5 s) later,
+	# m1: right after the last connect; m3: login_timeout + 10 s later,
 	# the probe still holding its ends.
 	while kill -0 "$pid" 2>/dev/null; do
 		rss=$(mem_of "$TPID"); rss=${rss%% *}
@@ -454,7 +459,7 @@ case_prelogin() {
 		if [ -z "$t1" ] && grep -q "^HOLDING" probe.log; then
 			m1=$(mem_of "$TPID"); t1=$SECONDS
 		fi
-		[ -n "$t1" ] && [ -z "${m3:-}" ] && [ $((SECONDS - t1)) -ge 15 ] &&
+		[ -n "$t1" ] && [ -z "${m3:-}" ] && [ $((SECONDS - t1)) -ge $((lt + 10)) ] &&
 			m3=$(mem_of "$TPID")
 		nap 0.5
 	done
@@ -462,7 +467,7 @@ case_prelogin() {
 	cat probe.log
 	alive
 	m2=$(mem_of "$TPID")
-	log "target after the last connect: rss pin lck KiB = ${m1:-?}; 15 s later (login_timeout 5 s): ${m3:-?}; peak rss $peak KiB; after the probe: $m2"
+	log "target after the last connect: rss pin lck KiB = ${m1:-?}; $((lt + 10)) s later (login_timeout $lt s): ${m3:-?}; peak rss $peak KiB; after the probe: $m2"
 	log "target rss growth: peak $((peak - ${m0%% *})) KiB over $((n)) pre-login connects"
 	[ "$i" -eq 0 ] || fail "rdma_probe prelogin exited $i"
 	held=$(sed -n 's/^HOLDING //p' probe.log)
@@ -473,7 +478,7 @@ case_prelogin() {
 	# The target's side: closed and freed.  (Whether the probe hears of
 	# it is another matter: on rxe the DREQ of a connection torn down at
 	# once is often lost, see docs/rdma.md.)
-	i=$(grep -c "no LOGIN within 5 s" "$CASE_TMP/tgt.log")
+	i=$(grep -c "no LOGIN within $lt s" "$CASE_TMP/tgt.log")
 	log "connections closed by login_timeout: $i"
 	[ "$i" -ge "$held" ] || fail "only $i pre-login connections closed by login_timeout, $held were held"
 	[ -n "${m3:-}" ] && [ $((${m3%% *} - ${m0%% *})) -lt $((24 * 1024)) ] ||
