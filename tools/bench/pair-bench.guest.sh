@@ -15,8 +15,9 @@
 #   failed       one line per point or peer that failed
 # Env (set on the host, passed in by vm-run):
 #   RBLK_BENCH_PEERS      peers, in order (default below)
-#   RBLK_BENCH_PEER_DEFS  more peers: "NAME|rblk|LINK|TARGET-CONF-LINE|ATTACH-OPTS"
-#                         entries separated by ";" (LINK: rdma or tcp)
+#   RBLK_BENCH_PEER_DEFS  more peers: "NAME|rblk|LINK|TARGET-CONF-LINE|ATTACH-OPTS[|TARGET-BIN]"
+#                         entries separated by ";" (LINK: rdma or tcp; TARGET-BIN:
+#                         another build's rblk-target, to compare two builds in one run)
 #   RBLK_BENCH_REPEATS=3 RBLK_BENCH_PAIR_RUNTIME=10 RBLK_BENCH_PAIR_SIZE=256 (MiB)
 #   RBLK_BENCH_WORKLOADS  a glob on the workload tags (default: all)
 #   RBLK_BENCH_LINK_ONLY=1   measure the link and stop
@@ -107,8 +108,8 @@ done") || die "target node: backing file or nvmet: $out"
 # peer_up NAME: sets DEV (the block device here) and CPIDS (this node's
 # processes of the peer, for context switches; empty for the kernel).
 peer_up() {
-	local name kind link conf opts port before
-	IFS='|' read -r name kind link conf opts <<<"$(peer_def "$1")"
+	local name kind link conf opts bin port before
+	IFS='|' read -r name kind link conf opts bin <<<"$(peer_def "$1")"
 	DEV='' CPIDS=''
 	if [ "$kind" = nvme ]; then
 		[ "$link" = rdma ] && port=$NRPORT || port=$NTPORT
@@ -138,7 +139,7 @@ backend = uring
 allow_hosts = $CNODE_IP
 EOF
 : >/tmp/bench-target.log
-setsid $B/rblk-target --config /tmp/bench-target.conf >>/tmp/bench-target.log 2>&1 </dev/null &
+setsid ${bin:-$B/rblk-target} --config /tmp/bench-target.conf >>/tmp/bench-target.log 2>&1 </dev/null &
 for i in \$(seq 300); do grep -q 'listening on $link' /tmp/bench-target.log && exit 0; sleep 0.1; done
 cat /tmp/bench-target.log; exit 1") || { echo "rblk-target did not start: $out"; return 1; }
 	# shellcheck disable=SC2086
@@ -215,9 +216,9 @@ sample $WIN" >"$W/tgt.sample" &
 # ---- the runs -------------------------------------------------------------------------
 read -ra peers <<<"$PEERS"
 for p in "${peers[@]}"; do
-	IFS='|' read -r name kind link conf opts <<<"$(peer_def "$p")"
+	IFS='|' read -r name kind link conf opts bin <<<"$(peer_def "$p")"
 	printf '%s\t%s\t%s\n' "$name" "$link" \
-		"$([ "$kind" = nvme ] && echo "kernel nvmet + nvme-$link" || echo "rblk-target + /dev/ublkbN${conf:+, target: $conf}${opts:+, attach: $opts}")"
+		"$([ "$kind" = nvme ] && echo "kernel nvmet + nvme-$link" || echo "rblk-target${bin:+ ($bin)} + /dev/ublkbN${conf:+, target: $conf}${opts:+, attach: $opts}")"
 done >"$S/peers.tsv"
 for ((REP = 1; REP <= REPEATS; REP++)); do
 	n=${#peers[@]}
