@@ -168,11 +168,15 @@ static void post_drain(struct rdma_conn *rc)
 }
 
 static void sq_fail_waiting(struct rdma_conn *rc);
+static void flush_posts(struct rdma_conn *rc);
 
 static void start_disconnect(struct rdma_conn *rc)
 {
 	if (rc->disconnecting)
 		return;
+	/* What this turn queued goes first (it flushes if the QP failed),
+	 * so the drain marker comes back after it. */
+	flush_posts(rc);
 	rc->disconnecting = true;
 	/* rdma_disconnect moves the QP to error (flushing what is posted)
 	 * and tells the initiator; before ESTABLISHED it can fail. */
@@ -577,6 +581,78 @@ static void sq_fail_waiting(struct rdma_conn *rc)
 static int post_fetch(struct rdma_conn *rc, struct tgt_req *req);
 static int post_rsp(struct rdma_conn *rc, struct tgt_req *req);
 
+/* ---- doorbell batching ------------------------------------------------------ */
+
+/*
+ * Rings the doorbell once for every WR queued this turn.  What the device
+ * did not take never completes, so the requests it belongs to fail here;
+ * the connection fails with it.
+ */
+static void flush_posts(struct rdma_conn *rc)
+{
+	struct ibv_send_wr *head = rc->post_head, *bad = NULL, *wr, *next;
+	int err;
+
+	if (!head)
+		return;
+	rc->post_head = rc->post_tail = NULL;
+	err = rblk_ibv_err(ibv_post_send(rc->id->qp, head, &bad));
+	if (!err)
+		return;
+	for (wr = bad ? bad : head; wr; wr = next) {
+		next = wr->next;
+		if (wr->send_flags & IBV_SEND_SIGNALED)
+			tgt_reactor_defer(rc->c.r,
+					  (struct tgt_event *)(uintptr_t)wr->wr_id, err);
+	}
+	fail_conn(rc, "cannot post to the send queue");
+}
+
+static void post_flush_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, post_ev);
+
+	rc->post_queued = false;
+	flush_posts(rc);
+	tgt_conn_put(&rc->c);
+}
+
+/*
+ * Posts the chain wr[0..n-1] for tag: a short one joins this turn's batch
+ * (its doorbell rings at the end of the turn, after every completion the
+ * turn ran), a long one goes at once, after the batch to keep the order.
+ */
+static int queue_wrs(struct rdma_conn *rc, uint16_t tag,
+		     const struct ibv_send_wr *wr, const struct ibv_sge *sge,
+		     unsigned n)
+{
+	struct tag_wrs *t = &rc->wrs[tag];
+
+	if (n > BATCH_WRS) {
+		flush_posts(rc);
+		if (rc->failed)
+			return -ECONNRESET;
+		return rblk_rdma_post_send(rc->id->qp, (struct ibv_send_wr *)wr);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		t->sge[i] = sge[i];
+		t->wr[i] = wr[i];
+		t->wr[i].sg_list = &t->sge[i];
+		t->wr[i].next = i + 1 < n ? &t->wr[i + 1] : NULL;
+	}
+	if (rc->post_tail)
+		rc->post_tail->next = &t->wr[0];
+	else
+		rc->post_head = &t->wr[0];
+	rc->post_tail = &t->wr[n - 1];
+	if (!rc->post_queued) {
+		rc->post_queued = true;
+		tgt_conn_get(&rc->c);
+		tgt_reactor_defer(rc->c.r, &rc->post_ev, 0);
+	}
+	return 0;
+}
+
 /* Posts waiting requests, in order, while they fit. */
 static void sq_run(struct rdma_conn *rc)
 {
@@ -643,7 +719,7 @@ static int post_fetch(struct rdma_conn *rc, struct tgt_req *req)
 	/* Only the last is signaled: RC completes them in order. */
 	wr[t->n - 1].wr_id = (uintptr_t)&req->ev;
 	wr[t->n - 1].send_flags = IBV_SEND_SIGNALED;
-	return rblk_rdma_post_send(rc->id->qp, wr);
+	return queue_wrs(rc, req->tag, wr, sge, t->n);
 }
 
 static int rdma_fetch_data(struct tgt_req *req)
@@ -733,9 +809,9 @@ static int post_rsp(struct rdma_conn *rc, struct tgt_req *req)
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	/* Data WRITEs and the response in one post: RC delivers them in
+	/* Data WRITEs and the response in one chain: RC delivers them in
 	 * order, so the initiator sees the data before the response. */
-	ret = rblk_rdma_post_send(rc->id->qp, wr);
+	ret = queue_wrs(rc, req->tag, wr, sge, n + 1);
 	if (!ret)
 		rc->rsp_busy[req->tag] = 1;
 	return ret;
@@ -792,6 +868,9 @@ static int rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 	if (!s)
 		return -ENOMEM;
 	memcpy(s->buf, pdu, len);
+	flush_posts(rc);	/* after the responses queued before it */
+	if (rc->failed)
+		return 0;
 	sge = (struct ibv_sge) {
 		.addr = (uintptr_t)s->buf,
 		.length = (uint32_t)len,
@@ -878,11 +957,13 @@ void tgt_rdma_conn_release(struct rdma_conn *rc)
 	free(rc->ctl_mem);
 	free(rc->rx);
 	free(rc->sgl);
+	free(rc->wrs);
 	free(rc->rsp_busy);
 	rc->mem = NULL;
 	rc->ctl_mem = NULL;
 	rc->rx = NULL;
 	rc->sgl = NULL;
+	rc->wrs = NULL;
 	rc->rsp_busy = NULL;
 }
 
@@ -898,6 +979,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 	rc->drain_tmo_ev.done = drain_tmo_done;
 	rc->cm_ev.done = cm_ready;
 	rc->cq_ev.done = cq_ready;
+	rc->post_ev.done = post_flush_done;
 	p = rc->ctl_mem;
 	for (unsigned i = 0; i < CTL_SLOTS; i++) {
 		rc->ctl[i].ev.done = ctl_sent;
@@ -945,8 +1027,9 @@ static int rdma_login(struct tgt_conn *c, unsigned depth)
 	rc->mem = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
 	rc->rx = calloc(depth, sizeof(*rc->rx));
 	rc->sgl = calloc(depth, sizeof(*rc->sgl));
+	rc->wrs = calloc(depth, sizeof(*rc->wrs));
 	rc->rsp_busy = calloc(depth, 1);
-	if (!rc->mem || !rc->rx || !rc->sgl || !rc->rsp_busy)
+	if (!rc->mem || !rc->rx || !rc->sgl || !rc->wrs || !rc->rsp_busy)
 		return -ENOMEM;
 	ret = rblk_rdma_mr_reg(rc->dev->pd, rc->mem, size,
 			       IBV_ACCESS_LOCAL_WRITE, &rc->mem_mr);

@@ -80,6 +80,16 @@ struct tag_sgl {
 	struct rblk_sge sge[RBLK_MAX_SGE];
 };
 
+/* Per tag: a short chain (one data WR and the response, or one RDMA
+ * READ) kept until the end of the reactor turn, when every connection
+ * rings its doorbell once for all it queued (see queue_wrs).  Longer
+ * chains are posted at once. */
+#define BATCH_WRS	2
+struct tag_wrs {
+	struct ibv_send_wr wr[BATCH_WRS];
+	struct ibv_sge sge[BATCH_WRS];
+};
+
 struct rdma_conn {
 	struct tgt_conn c;		/* must be first */
 	struct tgt_work work;
@@ -109,6 +119,13 @@ struct rdma_conn {
 	unsigned sq_free;
 	struct tgt_req *sq_wait_head, *sq_wait_tail;
 	struct tag_sgl *sgl;		/* [io_depth] */
+	/* Send WRs queued this reactor turn (one ibv_post_send, one
+	 * doorbell: on Soft-RoCE each is a system call and a wake-up of
+	 * the kernel's send task). */
+	struct tag_wrs *wrs;		/* [io_depth] */
+	struct ibv_send_wr *post_head, *post_tail;
+	struct tgt_event post_ev;
+	bool post_queued;		/* post_ev deferred, holds a reference */
 	/* [depth]: response posted, its send completion not seen yet.  The
 	 * initiator may already have the response and reuse the tag; conn.c
 	 * still holds the slot until tgt_req_sent, so such a command waits
