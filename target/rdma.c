@@ -175,8 +175,11 @@ static void start_disconnect(struct rdma_conn *rc)
 	if (rc->disconnecting)
 		return;
 	/* What this turn queued goes first (it flushes if the QP failed),
-	 * so the drain marker comes back after it. */
+	 * so the drain marker comes back after it.  A post that fails there
+	 * closes the connection, which gets here again first. */
 	flush_posts(rc);
+	if (rc->disconnecting)
+		return;
 	rc->disconnecting = true;
 	/* rdma_disconnect moves the QP to error (flushing what is posted)
 	 * and tells the initiator; before ESTABLISHED it can fail. */
