@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Client-node side of the two-node benchmark (tools/bench/pair-bench boots
 # the pair with tests/vm/host-lib.sh's vm_pair_run and runs this).  The
-# target node (node-agent, driven with tnode) holds one backing file on its
-# tmpfs and serves it with each peer in turn; fio runs here against the
-# block device the peer gives this node.
+# target node (node-agent, driven with tnode) holds one backing store and
+# serves it with each peer in turn; fio runs here against the block device
+# the peer gives this node.  The store is a RAM disk (brd, /dev/ram0) by
+# default: both peers then export a block device, as deployed, and both
+# reach it without a worker thread (a file on tmpfs makes io_uring punt
+# every read and write to io-wq, which nvmet's inline file I/O does not pay;
+# docs/benchmarks.md).
 #
 # Measures first the link alone (ping, ib_send_lat), then, for each repeat,
 # each peer (the order rotates per repeat) and each workload, one point.
@@ -19,6 +23,7 @@
 #                         entries separated by ";" (LINK: rdma or tcp; TARGET-BIN:
 #                         another build's rblk-target, to compare two builds in one run)
 #   RBLK_BENCH_REPEATS=3 RBLK_BENCH_PAIR_RUNTIME=10 RBLK_BENCH_PAIR_SIZE=256 (MiB)
+#   RBLK_BENCH_PAIR_STORE=brd  the backing store: brd (RAM disk) or file (tmpfs)
 #   RBLK_BENCH_WORKLOADS  a glob on the workload tags (default: all)
 #   RBLK_BENCH_LINK_ONLY=1   measure the link and stop
 set -u
@@ -30,7 +35,12 @@ S=$RBLK_VM_SCRATCH
 RT=${RBLK_BENCH_PAIR_RUNTIME:-10}
 REPEATS=${RBLK_BENCH_REPEATS:-3}
 SIZE_MB=${RBLK_BENCH_PAIR_SIZE:-256}
-IMG=/tmp/bench.img	# on the target node's tmpfs
+STORE=${RBLK_BENCH_PAIR_STORE:-brd}
+case $STORE in
+brd) IMG=/dev/ram0 ;;
+file) IMG=/tmp/bench.img ;;	# on the target node's tmpfs
+*) echo "pair-bench: RBLK_BENCH_PAIR_STORE is brd or file, not '$STORE'"; exit 1 ;;
+esac
 NQN=nqn.2026-12.dev.rblk:pair-bench
 W=/tmp/pair-bench
 mkdir -p "$W"
@@ -91,8 +101,9 @@ say "link: ping 56 B ${p56:-?} ms, 4 KiB ${p4k:-?} ms; ib_send_lat 4 KiB typical
 [ "${RBLK_BENCH_LINK_ONLY:-0}" = 1 ] && exit 0
 
 # ---- the backing file and the kernel target (both links) -----------------------
-say "target node: ${SIZE_MB} MiB backing file on tmpfs, nvmet ports rdma:$NRPORT tcp:$NTPORT"
+say "target node: ${SIZE_MB} MiB backing store $IMG, nvmet ports rdma:$NRPORT tcp:$NTPORT"
 out=$(tnode -t 120 "set -e
+[ $STORE = file ] || modprobe brd rd_nr=1 rd_size=$((SIZE_MB * 1024))
 dd if=/dev/urandom of=$IMG bs=1M count=$SIZE_MB status=none
 c=/sys/kernel/config/nvmet s=\$c/subsystems/$NQN
 mkdir \$s; echo 1 >\$s/attr_allow_any_host
