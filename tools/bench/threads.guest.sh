@@ -9,17 +9,15 @@
 #   RBLK_BENCH_TH_STORE=file|brd   RBLK_BENCH_TH_RUNTIME=8
 # Writes $RBLK_VM_SCRATCH/threads.md.
 set -u
+BENCH_NAME=threads
+. "$RBLK_ROOT/tools/bench/guest-lib.sh"
 RT=${RBLK_BENCH_TH_RUNTIME:-8}
 STORE=${RBLK_BENCH_TH_STORE:-file}
-B=$RBLK_BUILD
-G=$RBLK_ROOT/tests/vm/guest
 OUT=${RBLK_VM_SCRATCH:-/tmp}/threads.md
 W=/tmp/th
 mkdir -p "$W"
-die() { echo "threads: $*" >&2; exit 1; }
 
-IP=$("$G/rxe-up") || die "rxe-up failed"
-"$G/ublk-up" || die "ublk-up failed"
+rdma_ublk_up
 case $STORE in
 file) VOL=$W/vol.img; truncate -s 256M "$VOL" ;;
 brd) VOL=/dev/ram0; modprobe brd rd_nr=1 rd_size=262144 || die "modprobe brd failed" ;;
@@ -37,10 +35,7 @@ path = $VOL
 backend = uring
 allow_any_host = yes
 CONF
-"$B/rblk-target" --config "$W/target.conf" >"$W/target.log" 2>&1 &
-TPID=$!
-for _ in $(seq 200); do grep -q "listening on rdma" "$W/target.log" && break; sleep 0.1; done
-grep -q "listening on rdma" "$W/target.log" || { cat "$W/target.log"; die "target did not start"; }
+start_target "$W/target.conf"
 dev=$("$B/rblkctl" attach --target "$IP:4421" --volume th --transport rdma --queues 1 \
 	--depth 64 --poll event) || die "rblkctl attach failed"
 IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
