@@ -243,7 +243,9 @@ static int send_request(struct ini_queue *q, unsigned tag)
 		commit_tag(q, tag, -EIO);
 		return 0;
 	}
-	ret = rblk_queue_submit(q->cfg.conn, &q->tags[tag].io);
+	/* Sent with the turn's other commands: the loop flushes before it
+	 * waits, and every reap flushes first. */
+	ret = rblk_queue_submit_more(q->cfg.conn, &q->tags[tag].io);
 	if (ret == 0) {
 		q->tags[tag].state = TAG_AT_TARGET;
 		return 1;
@@ -523,6 +525,10 @@ static void *queue_thread(void *arg)
 			arm_poll(q, rblk_queue_fd(q->cfg.conn), UD_CONN_POLL);
 			q->conn_poll_armed = 1;
 		}
+		/* The commands this turn sent after its last reap go out
+		 * in one post. */
+		if (q->cfg.conn && !q->abandoned)
+			rblk_queue_flush(q->cfg.conn);
 		/* Spinning: submit only (no syscall when there is nothing to
 		 * submit) and peek the completions. */
 		ret = io_uring_submit_and_wait(&q->ring, q->spinning ? 0 : 1);

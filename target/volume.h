@@ -24,6 +24,7 @@ struct tgt_volume {
 	bool     is_blkdev;
 	bool     direct;		/* fd has O_DIRECT */
 	bool     buffered;		/* config direct = no: never O_DIRECT */
+	bool     mem_inline;		/* uring: small I/O on the reactor (uring.c) */
 	uint64_t size;			/* bytes exported */
 	uint32_t block_size;		/* logical block size */
 	uint32_t flags;			/* RBLK_VOL_F_* */

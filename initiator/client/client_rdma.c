@@ -57,6 +57,12 @@ struct user_mr {
 	struct ibv_mr *mr;
 };
 
+/* A command's SEND waiting for rdma_flush (submit's doorbell). */
+struct held_send {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+};
+
 struct rblk_client_conn {
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *id;
@@ -70,7 +76,11 @@ struct rblk_client_conn {
 	int spin;			/* set_spin: poll(.., 0) skips the channel */
 	int64_t cm_checked_ms;		/* spinning: last look at the CM channel */
 
-	unsigned sq_size, sq_used;	/* send WRs posted, not yet completed */
+	unsigned sq_size, sq_used;	/* send WRs posted or held, not yet completed */
+	/* Commands submitted since the last flush, chained for one post. */
+	struct held_send *held;		/* per tag */
+	struct ibv_send_wr *held_head, *held_tail;
+	unsigned nheld;
 
 	/* setup: [recv SETUP_RECV_SIZE][send SETUP_SEND_SIZE], one MR */
 	uint8_t *setup_buf;
@@ -134,7 +144,55 @@ static int drain_sends(struct rblk_client_conn *c)
 	return c->failed;
 }
 
-/* Posts one signaled SEND of [buf, buf+len) (lkey), waiting for SQ room. */
+/*
+ * Posts the commands held since the last flush with one ibv_post_send: one
+ * doorbell (on Soft-RoCE one system call) for the row.  What the device did
+ * not take never completes; the connection has failed then.
+ */
+static int rdma_flush(struct rblk_client_conn *c)
+{
+	struct ibv_send_wr *head = c->held_head, *bad = NULL, *wr;
+	int ret;
+
+	if (!head)
+		return 0;
+	c->held_head = c->held_tail = NULL;
+	c->nheld = 0;
+	ret = rblk_ibv_err(ibv_post_send(c->id->qp, head, &bad));
+	if (!ret)
+		return 0;
+	for (wr = bad ? bad : head; wr; wr = wr->next)
+		c->sq_used--;
+	if (!c->failed)
+		c->failed = ret;
+	return ret;
+}
+
+/* Takes room for one send WR in the SQ (held ones count), waiting for it. */
+static int sq_reserve(struct rblk_client_conn *c)
+{
+	int64_t deadline = 0;
+	int ret = drain_sends(c);
+
+	/* A send completes as soon as the target acks it, so a full SQ only
+	 * lasts a moment; a stall this long means the peer is gone. */
+	while (!ret && c->sq_used >= c->sq_size) {
+		/* Held sends complete only once posted. */
+		if (c->held_head && (ret = rdma_flush(c)))
+			return ret;
+		if (!deadline)
+			deadline = rblk_now_ms() + SQ_STALL_MS;
+		else if (rblk_now_ms() > deadline)
+			return -ETIMEDOUT;
+		ret = drain_sends(c);
+	}
+	if (!ret)
+		c->sq_used++;
+	return ret;
+}
+
+/* Posts one signaled SEND of [buf, buf+len) (lkey) now, after the held
+ * ones (order is kept). */
 static int post_send(struct rblk_client_conn *c, void *buf, uint32_t len,
 		     uint32_t lkey)
 {
@@ -145,25 +203,42 @@ static int post_send(struct rblk_client_conn *c, void *buf, uint32_t len,
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	int64_t deadline = 0;
-	int ret;
+	int ret = rdma_flush(c);
 
-	ret = drain_sends(c);
-	/* A send completes as soon as the target acks it, so a full SQ only
-	 * lasts a moment; a stall this long means the peer is gone. */
-	while (!ret && c->sq_used >= c->sq_size) {
-		if (!deadline)
-			deadline = rblk_now_ms() + SQ_STALL_MS;
-		else if (rblk_now_ms() > deadline)
-			return -ETIMEDOUT;
-		ret = drain_sends(c);
-	}
+	if (!ret)
+		ret = sq_reserve(c);
 	if (ret)
 		return ret;
 	ret = rblk_rdma_post_send(c->id->qp, &wr);
 	if (ret)
+		c->sq_used--;
+	return ret;
+}
+
+/* Queues tag's command SEND of [buf, buf+len) (the capsule area) for
+ * rdma_flush. */
+static int hold_send(struct rblk_client_conn *c, uint16_t tag, void *buf,
+		     uint32_t len)
+{
+	struct held_send *h = &c->held[tag];
+	int ret = sq_reserve(c);
+
+	if (ret)
 		return ret;
-	c->sq_used++;
+	h->sge = (struct ibv_sge) { .addr = (uintptr_t)buf, .length = len,
+				    .lkey = c->io_mr->lkey };
+	h->wr = (struct ibv_send_wr) {
+		.sg_list = &h->sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	if (c->held_tail)
+		c->held_tail->next = &h->wr;
+	else
+		c->held_head = &h->wr;
+	c->held_tail = &h->wr;
+	c->nheld++;
 	return 0;
 }
 
@@ -510,7 +585,8 @@ static int rdma_start(struct rblk_client_conn *c,
 	total = caps_bytes + (size_t)c->depth * RSP_SLOT_SIZE;
 	c->io_buf = aligned_alloc(4096, (total + 4095) & ~(size_t)4095);
 	c->slots = calloc(c->depth, sizeof(*c->slots));
-	if (!c->io_buf || !c->slots)
+	c->held = calloc(c->depth, sizeof(*c->held));
+	if (!c->io_buf || !c->slots || !c->held)
 		return -ENOMEM;
 	ret = rblk_rdma_mr_reg(c->pd, c->io_buf, total, IBV_ACCESS_LOCAL_WRITE,
 			       &c->io_mr);
@@ -635,8 +711,7 @@ static int rdma_submit(struct rblk_client_conn *c, struct rblk_queue *q,
 		extra = (uint32_t)n * sizeof(struct rblk_wire_sge);
 	}
 	rblk_encode_cmd(cap, &cmd, sizeof(struct rblk_wire_cmd) + extra);
-	return post_send(c, cap, sizeof(struct rblk_wire_cmd) + extra,
-			 c->io_mr->lkey);
+	return hold_send(c, io->tag, cap, sizeof(struct rblk_wire_cmd) + extra);
 }
 
 /*
@@ -855,6 +930,10 @@ static void rdma_close(struct rblk_client_conn *c)
 	} else if (c->id && c->id->qp) {
 		rblk_rdma_qp_to_error(c->id->qp);
 	}
+	/* Held sends were never posted: nothing comes back for them. */
+	c->sq_used -= c->nheld;
+	c->nheld = 0;
+	c->held_head = c->held_tail = NULL;
 	if (c->id && c->id->qp) {
 		int64_t deadline = rblk_now_ms() + 1000;
 
@@ -886,6 +965,7 @@ static void rdma_close(struct rblk_client_conn *c)
 	rblk_rdma_channel_destroy(c->cm_ch);
 	free(c->io_buf);
 	free(c->slots);
+	free(c->held);
 	free(c->setup_buf);
 	free(c);
 }
@@ -899,6 +979,7 @@ const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.start = rdma_start,
 	.reg_buffer = rdma_reg_buffer,
 	.submit = rdma_submit,
+	.flush = rdma_flush,
 	.keepalive = rdma_keepalive,
 	.poll = rdma_poll,
 	.get_fd = rdma_get_fd,

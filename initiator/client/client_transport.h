@@ -107,6 +107,18 @@ struct rblk_client_transport_ops {
 		      struct rblk_io *io);
 
 	/*
+	 * Optional (NULL: submit sends at once).  With it, submit may leave
+	 * its command for flush to send, together with every other command
+	 * submitted since (RDMA: one ibv_post_send, so one doorbell, for all
+	 * of them).  The core calls it at the end of rblk_queue_submit, from
+	 * rblk_queue_flush, before reap and peek read answers, and after
+	 * reissuing held commands.  Returns 0, or -errno when the connection
+	 * failed: what was left unsent then goes again on the next one, as
+	 * after a failed submit.
+	 */
+	int (*flush)(struct rblk_client_conn *c);
+
+	/*
 	 * Required.  Sends one KEEPALIVE PDU (encoded by the caller, 24
 	 * bytes) in the I/O phase; its answer comes through poll, which calls
 	 * rblk_client_keepalive_rsp().  The core has at most one outstanding.

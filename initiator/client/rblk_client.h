@@ -147,6 +147,17 @@ int rblk_queue_reg_buffer(struct rblk_queue *q, void *buf, size_t len);
 int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io);
 
 /*
+ * rblk_queue_submit for a caller that submits several commands in a row:
+ * the command may stay in the queue until rblk_queue_flush (or the next
+ * rblk_queue_reap or rblk_queue_peek, which flush first), so that the
+ * transport sends the whole row at once (RDMA: one doorbell, one system
+ * call).  Call rblk_queue_flush before waiting on rblk_queue_fd.
+ */
+int rblk_queue_submit_more(struct rblk_queue *q, struct rblk_io *io);
+/* Sends what rblk_queue_submit_more left in the queue. */
+void rblk_queue_flush(struct rblk_queue *q);
+
+/*
  * Collects completed I/Os into done[0..max-1], waiting until at least
  * min_wait are available (min_wait 0: never blocks) or timeout_ms passes
  * (-1: no timeout), and runs the queue's timers and reconnects.  Returns

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -59,6 +62,9 @@ static int run_io(struct fixture *f, struct tgt_volume *v, int op,
 
 /* direct = no for the volumes open_vol() opens; teardown clears it. */
 static bool open_buffered;
+/* Small I/O on the reactor (as for tmpfs) for the volumes open_vol()
+ * opens; teardown clears it. */
+static bool force_inline;
 
 static int setup(void **state)
 {
@@ -68,6 +74,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	open_buffered = false;
+	force_inline = false;
 	return reactor_fixture_teardown(state);
 }
 
@@ -84,6 +91,8 @@ static struct tgt_volume *open_vol(struct fixture *f, const char *backend,
 	cfg.path = strcmp(backend, "null") ? f->path : NULL;
 	if (tgt_volume_open(&v, &cfg, err, sizeof(err)))
 		fail_msg("open %s: %s", backend, err);
+	if (force_inline)
+		v->mem_inline = true;
 	return v;
 }
 
@@ -217,6 +226,94 @@ static void test_direct_uring(void **state)
 static void test_direct_aio(void **state)
 {
 	direct_modes(*state, "aio");
+}
+
+/*
+ * Submits a 4 KiB read and reports whether the data was in buf when
+ * submit returned: a read done on the reactor (mem_inline) has copied it
+ * already, one handed to io_uring has not even been submitted.  Either way
+ * complete() runs later, and the data is right then.
+ */
+static bool read_is_synchronous(struct fixture *f, struct tgt_volume *v)
+{
+	struct tgt_bufpool *pool = tgt_reactor_pool(f->r);
+	uint8_t *wbuf = tgt_buf_alloc(pool, 4096), *rbuf = tgt_buf_alloc(pool, 4096);
+	struct waiter w = { .io = { .r = f->r, .vol = v, .op = TGT_IO_READ,
+				    .offset = 8192, .length = 4096, .buf = rbuf,
+				    .buf_index = tgt_reactor_buf_index(f->r),
+				    .complete = waiter_done } };
+	bool sync;
+
+	fill(wbuf, 4096, 9);
+	assert_int_equal(run_io(f, v, TGT_IO_WRITE, 8192, 4096, wbuf, false), 0);
+	memset(rbuf, 0xaa, 4096);
+	assert_int_equal(tgt_backend_submit(&w.io), 0);
+	assert_int_equal(w.done, 0);
+	sync = memcmp(rbuf, wbuf, 4096) == 0;
+	while (!w.done)
+		assert_true(tgt_reactor_run_once(f->r, true) >= 0);
+	assert_int_equal(w.res, 0);
+	assert_memory_equal(rbuf, wbuf, 4096);
+	tgt_buf_free(pool, wbuf);
+	tgt_buf_free(pool, rbuf);
+	return sync;
+}
+
+/* The reactor-side path of the uring backend, forced on a file of the
+ * build tree: small I/O (4 KiB, FUA, holes) runs on the reactor, 1 MiB
+ * still through io_uring, and the data round-trips through both. */
+static void test_uring_inline(void **state)
+{
+	struct fixture *f = *state;
+	struct tgt_volume *v = open_vol(f, "uring", VOL_SIZE, false);
+
+	assert_false(read_is_synchronous(f, v));
+	tgt_volume_close(v);
+	unlink(f->path);
+	force_inline = true;
+	v = open_vol(f, "uring", VOL_SIZE, false);
+	assert_true(read_is_synchronous(f, v));
+	tgt_volume_close(v);
+	unlink(f->path);
+	data_roundtrip(f, "uring");
+}
+
+/* A file on tmpfs takes the reactor-side path exactly when the kernel
+ * has no nonblocking I/O for it; a file of the build tree never does. */
+static void test_uring_tmpfs(void **state)
+{
+	struct fixture *f = *state;
+	struct tgt_volume *v = open_vol(f, "uring", VOL_SIZE, false);
+	char saved[sizeof(f->path)], tmpl[] = "/dev/shm/rblk-unit-XXXXXX";
+	struct statfs sfs;
+	struct iovec iov = { .iov_len = 4096 };
+	int fd;
+	bool nowait;
+
+	if (statfs(f->dir, &sfs) == 0 && sfs.f_type != TMPFS_MAGIC &&
+	    sfs.f_type != RAMFS_MAGIC)
+		assert_false(v->mem_inline);
+	tgt_volume_close(v);
+	unlink(f->path);
+	if (statfs("/dev/shm", &sfs) || sfs.f_type != TMPFS_MAGIC)
+		skip();		/* cmocka prints it: no tmpfs at /dev/shm */
+	fd = mkstemp(tmpl);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, VOL_SIZE), 0);
+	iov.iov_base = malloc(4096);
+	nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno != EOPNOTSUPP;
+	free(iov.iov_base);
+	close(fd);
+	memcpy(saved, f->path, sizeof(saved));
+	snprintf(f->path, sizeof(f->path), "%s", tmpl);
+	v = open_vol(f, "uring", VOL_SIZE, false);
+	print_message("tmpfs: nonblocking I/O %s, mem_inline %d\n",
+		      nowait ? "offered" : "not offered", v->mem_inline);
+	assert_int_equal(v->mem_inline, !nowait);
+	assert_int_equal(read_is_synchronous(f, v), !nowait);
+	tgt_volume_close(v);
+	unlink(tmpl);
+	memcpy(f->path, saved, sizeof(saved));
 }
 
 static void test_null(void **state)
@@ -688,6 +785,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_direct_uring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_direct_aio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uring_inline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uring_tmpfs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_null, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),

@@ -8,17 +8,15 @@
 #   RBLK_BENCH_SC_POLL=event   the initiator's --poll (and the target's rdma_poll)
 # Writes $RBLK_VM_SCRATCH/syscalls.md.
 set -u
+BENCH_NAME=syscalls
+. "$RBLK_ROOT/tools/bench/guest-lib.sh"
 RT=${RBLK_BENCH_SC_RUNTIME:-8}
 POLL=${RBLK_BENCH_SC_POLL:-event}
-B=$RBLK_BUILD
-G=$RBLK_ROOT/tests/vm/guest
 OUT=${RBLK_VM_SCRATCH:-/tmp}/syscalls.md
 W=/tmp/sc
 mkdir -p "$W"
-die() { echo "syscalls: $*" >&2; exit 1; }
 
-IP=$("$G/rxe-up") || die "rxe-up failed"
-"$G/ublk-up" || die "ublk-up failed"
+rdma_ublk_up
 truncate -s 256M "$W/vol.img"
 cat >"$W/target.conf" <<CONF
 [target]
@@ -31,10 +29,7 @@ path = $W/vol.img
 backend = uring
 allow_any_host = yes
 CONF
-"$B/rblk-target" --config "$W/target.conf" >"$W/target.log" 2>&1 &
-TPID=$!
-for _ in $(seq 200); do grep -q "listening on rdma" "$W/target.log" && break; sleep 0.1; done
-grep -q "listening on rdma" "$W/target.log" || { cat "$W/target.log"; die "target did not start"; }
+start_target "$W/target.conf"
 dev=$("$B/rblkctl" attach --target "$IP:4421" --volume sc --transport rdma --queues 1 \
 	--depth 64 --poll "$POLL") || die "rblkctl attach failed"
 IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"

@@ -11,10 +11,10 @@
 #   RBLK_BENCH_VM_RUNTIME=10   seconds per workload and peer
 #   RBLK_BENCH_VM_SIZE=256     backing file in MiB
 set -u
+BENCH_NAME=vm-bench
+. "$RBLK_ROOT/tools/bench/guest-lib.sh"
 RT=${RBLK_BENCH_VM_RUNTIME:-10}
 SIZE_MB=${RBLK_BENCH_VM_SIZE:-256}
-B=$RBLK_BUILD
-G=$RBLK_ROOT/tests/vm/guest
 OUT=${RBLK_VM_SCRATCH:-/tmp}/vm-bench.md
 FIO=$(cat "$B/fio-bin" 2>/dev/null || command -v fio)
 W=/tmp/bench
@@ -22,10 +22,8 @@ IMG=$W/bench.img
 NQN=nqn.2026-12.dev.rblk:bench
 NVMET=/sys/kernel/config/nvmet
 mkdir -p "$W"
-die() { echo "vm-bench: $*" >&2; exit 1; }
 
-IP=$("$G/rxe-up") || die "rxe-up failed"
-"$G/ublk-up" || die "ublk-up failed"
+rdma_ublk_up
 echo "vm-bench: writing a ${SIZE_MB} MiB backing file (random data)"
 dd if=/dev/urandom of="$IMG" bs=1M count="$SIZE_MB" status=none || die "dd"
 
@@ -88,10 +86,7 @@ path = $IMG
 backend = uring
 allow_any_host = yes
 CONF
-"$B/rblk-target" --config "$W/target.conf" >"$W/target.log" 2>&1 &
-TPID=$!
-for _ in $(seq 200); do grep -q "listening on rdma" "$W/target.log" && break; sleep 0.1; done
-grep -q "listening on rdma" "$W/target.log" || { cat "$W/target.log"; die "target did not start"; }
+start_target "$W/target.conf"
 
 ENGINE_WL=(
 	"4k randread QD1|read|--rw=randread --bs=4k --iodepth=1"

@@ -507,7 +507,7 @@ static int rblk_fio_commit(struct thread_data *td)
 
 	for (unsigned i = 0; i < d->npending; i++) {
 		struct io_u *io_u = d->pending[i];
-		int ret = rblk_queue_submit(d->q, io_u->engine_data);
+		int ret = rblk_queue_submit_more(d->q, io_u->engine_data);
 
 		if (ret) {
 			/* Already QUEUED as far as fio knows: report through
@@ -517,6 +517,7 @@ static int rblk_fio_commit(struct thread_data *td)
 		}
 	}
 	d->npending = 0;
+	rblk_queue_flush(d->q);	/* one doorbell for the batch */
 	return 0;
 }
 

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of tools/bench/threads: context switches and CPU time per I/O
+# of each kind of thread of rblk-target (reactor, iou-wrk = io_uring's
+# io-wq workers, other) and rblk-initiator, one guest, Soft-RoCE, target
+# rdma_poll = event and 1 reactor, initiator 1 queue.  Reads
+# /proc/PID/task/*/{status,stat} before and after each fio run; threads
+# that came and went inside a run are not seen (none did in our runs).
+#   RBLK_BENCH_TH_STORE=file|brd   RBLK_BENCH_TH_RUNTIME=8
+# Writes $RBLK_VM_SCRATCH/threads.md.
+set -u
+BENCH_NAME=threads
+. "$RBLK_ROOT/tools/bench/guest-lib.sh"
+RT=${RBLK_BENCH_TH_RUNTIME:-8}
+STORE=${RBLK_BENCH_TH_STORE:-file}
+OUT=${RBLK_VM_SCRATCH:-/tmp}/threads.md
+W=/tmp/th
+mkdir -p "$W"
+
+rdma_ublk_up
+case $STORE in
+file) VOL=$W/vol.img; truncate -s 256M "$VOL" ;;
+brd) VOL=/dev/ram0; modprobe brd rd_nr=1 rd_size=262144 || die "modprobe brd failed" ;;
+*) die "RBLK_BENCH_TH_STORE is file or brd, not '$STORE'" ;;
+esac
+cat >"$W/target.conf" <<CONF
+[target]
+listen_rdma = $IP:4421
+admin_socket = $W/target.sock
+rdma_poll = event
+reactors = 1
+
+[volume th]
+path = $VOL
+backend = uring
+allow_any_host = yes
+CONF
+start_target "$W/target.conf"
+dev=$("$B/rblkctl" attach --target "$IP:4421" --volume th --transport rdma --queues 1 \
+	--depth 64 --poll event) || die "rblkctl attach failed"
+IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
+dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd"
+HZ=$(getconf CLK_TCK)
+
+# pid label: "kind switches ticks" per thread, kind from the thread's name
+snap() {
+	for t in /proc/"$1"/task/*; do
+		comm=$(cat "$t/comm")
+		case $comm in reactor*) k=reactor ;; iou-wrk*) k=iou-wrk ;; *) k=other ;; esac
+		echo "$2-$k $(awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' "$t/status") \
+$(awk '{ print $14 + $15 }' "$t/stat")"
+	done
+}
+rows=()
+for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
+	set -- $wl
+	tag=$1-qd$2
+	echo "threads: $tag"
+	{ snap "$TPID" target; snap "$IPID" initiator; } | sed 's/^/- /' >"$W/before"
+	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$1" --bs=4k \
+		--iodepth="$2" --size=64M --time_based --runtime="$RT" --norandommap \
+		--output-format=json --output="$W/$tag.json" >/dev/null 2>&1 || die "fio $tag failed"
+	{ snap "$TPID" target; snap "$IPID" initiator; } | sed 's/^/+ /' >"$W/after"
+	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$tag.json")
+	[ "${ios:-0}" -gt 0 ] || die "fio $tag did no I/O"
+	# after minus before, summed by kind; CPU in µs per I/O
+	while read -r kind cs us; do
+		rows+=("| 4k $1 QD$2 | $((ios / RT)) | $kind | $cs | $us |")
+	done < <(cat "$W/before" "$W/after" | awk -v n="$ios" -v hz="$HZ" '
+		{ s = $1 == "+" ? 1 : -1; cs[$2] += s * $3; tk[$2] += s * $4 }
+		END { for (k in cs) printf "%s %.2f %.0f\n", k, cs[k] / n, tk[k] * 1e6 / hz / n }' | sort)
+done
+"$B/rblkctl" detach "$dev" >/dev/null
+kill -TERM "$TPID"; wait "$TPID"
+{
+	echo "| workload | IOPS | process-thread kind | ctx sw/IO | CPU µs/IO |"
+	echo "|---|---:|---|---:|---:|"
+	printf '%s\n' "${rows[@]}"
+} >"$OUT"
+cat "$OUT"
