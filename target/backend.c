@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -192,25 +193,29 @@ int tgt_be_submit_sync_class(struct tgt_io *io)
 
 /* ---- O_DIRECT probe -------------------------------------------------- */
 
+int tgt_be_probe_read(int fd, int rwf)
+{
+	struct iovec iov = { .iov_len = 512 };
+	int ret;
+
+	if (posix_memalign(&iov.iov_base, 4096, 4096))
+		return -ENOMEM;
+	ret = preadv2(fd, &iov, 1, 0, rwf) < 0 ? -errno : 0;
+	free(iov.iov_base);
+	return ret;
+}
+
 static int open_direct(struct tgt_volume *vol)
 {
 	int flags = (vol->flags & RBLK_VOL_F_READ_ONLY) ? O_RDONLY : O_RDWR;
-	void *buf;
-	ssize_t n;
 	int fd, ret;
 
 	fd = open(vol->path, flags | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (posix_memalign(&buf, 4096, 4096)) {
-		close(fd);
-		return -ENOMEM;
-	}
 	/* A 512-byte aligned read proves the store takes our smallest I/O;
 	 * reading is the only probe that cannot harm data. */
-	n = pread(fd, buf, 512, 0);
-	ret = n < 0 ? -errno : 0;
-	free(buf);
+	ret = tgt_be_probe_read(fd, 0);
 	if (ret) {
 		close(fd);
 		return ret;

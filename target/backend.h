@@ -113,4 +113,11 @@ int tgt_be_submit_sync_class(struct tgt_io *io);
  */
 int tgt_be_try_direct(struct tgt_volume *vol);
 
+/*
+ * Reads the first 512 bytes of fd into an aligned buffer with preadv2
+ * flags rwf (0, or RWF_NOWAIT to ask whether the file offers nonblocking
+ * I/O): the probe that cannot harm data.  0 or -errno.
+ */
+int tgt_be_probe_read(int fd, int rwf);
+
 #endif /* RBLK_TARGET_BACKEND_H */

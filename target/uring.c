@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
@@ -38,17 +37,11 @@
 static bool memory_without_nowait(const struct tgt_volume *vol)
 {
 	struct statfs sfs;
-	struct iovec iov = { .iov_len = 4096 };
-	ssize_t n;
 
 	if (vol->is_blkdev || fstatfs(vol->fd, &sfs) ||
 	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC))
 		return false;
-	if (posix_memalign(&iov.iov_base, 4096, iov.iov_len))
-		return false;
-	n = preadv2(vol->fd, &iov, 1, 0, RWF_NOWAIT);
-	free(iov.iov_base);
-	return n < 0 && errno == EOPNOTSUPP;
+	return tgt_be_probe_read(vol->fd, RWF_NOWAIT) == -EOPNOTSUPP;
 }
 
 static int uring_open(struct tgt_volume *vol)
