@@ -640,7 +640,7 @@ int rblk_client_send(struct rblk_queue *q, uint32_t tag)
 	return 0;
 }
 
-void rblk_client_flush(struct rblk_queue *q)
+void rblk_queue_flush(struct rblk_queue *q)
 {
 	char why[96];
 	int ret;
@@ -654,18 +654,13 @@ void rblk_client_flush(struct rblk_queue *q)
 	}
 }
 
-void rblk_queue_flush(struct rblk_queue *q)
-{
-	rblk_client_flush(q);
-}
-
 static int queue_submit(struct rblk_queue *q, struct rblk_io *io);
 
 int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
 {
 	int ret = queue_submit(q, io);
 
-	rblk_client_flush(q);
+	rblk_queue_flush(q);
 	return ret;
 }
 
@@ -812,7 +807,7 @@ int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
 	unsigned outstanding = q->depth - q->nfree;
 
-	rblk_client_flush(q);
+	rblk_queue_flush(q);
 	if (min_wait > max)
 		min_wait = max;
 	/* Waiting for more than can ever come would hang forever. */
@@ -831,7 +826,7 @@ int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
 
 int rblk_queue_peek(struct rblk_queue *q, struct rblk_io **done, unsigned max)
 {
-	rblk_client_flush(q);
+	rblk_queue_flush(q);
 	if (!q->ops->peek || q->state != RBLK_QUEUE_LIVE)
 		return rblk_queue_reap(q, done, 0, max, 0);
 	rblk_rc_polled(q, q->ops->peek(q->conn, q));

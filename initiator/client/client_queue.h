@@ -90,9 +90,6 @@ int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 /* Sends a taken tag on q->conn (TAG_SENT); a transport failure calls
  * rblk_rc_lost.  Returns 0, or -EINVAL when nothing was sent. */
 int rblk_client_send(struct rblk_queue *q, uint32_t tag);
-/* Calls the transport's flush (if any) while LIVE; a failure is
- * rblk_rc_lost, as for a failed send. */
-void rblk_client_flush(struct rblk_queue *q);
 /* Completes one sent or held tag with status (to the done ring). */
 void rblk_client_finish(struct rblk_queue *q, uint32_t tag, int status);
 /* Completes every tag in state `which` (TAG_SENT or TAG_HELD) with status. */

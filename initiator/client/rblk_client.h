@@ -154,7 +154,9 @@ int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io);
  * call).  Call rblk_queue_flush before waiting on rblk_queue_fd.
  */
 int rblk_queue_submit_more(struct rblk_queue *q, struct rblk_io *io);
-/* Sends what rblk_queue_submit_more left in the queue. */
+/* Sends what rblk_queue_submit_more left in the queue (the transport's
+ * flush, while LIVE); a failure is a lost connection, as for a failed
+ * send. */
 void rblk_queue_flush(struct rblk_queue *q);
 
 /*

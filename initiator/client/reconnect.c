@@ -365,7 +365,7 @@ static void reissue(struct rblk_queue *q)
 		if (rblk_client_send(q, tag) == -EINVAL)
 			rblk_client_finish(q, tag, RBLK_S_INVALID_FIELD);
 	}
-	rblk_client_flush(q);
+	rblk_queue_flush(q);
 }
 
 static void attempt(struct rblk_queue *q, int64_t now)
