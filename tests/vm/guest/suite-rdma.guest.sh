@@ -359,7 +359,11 @@ res_counts() {
 }
 
 # (wait_until re-runs a command: these re-read the counts each time.)
-qp_live() { rdma resource show qp 2>/dev/null | grep -q "pid $TPID "; }
+# qp_seen keeps the sample that showed a QP in $mid (case_cycles' local):
+# checking for a QP and then counting again raced with the gap between
+# fio's probe connection and its job's connection, and counted none
+# (a CI failure).
+qp_seen() { mid=$(res_counts "$TPID"); [ "${mid%% *}" -gt 0 ]; }
 counts_back() { [ "$(res_counts "$TPID")" = "$before" ]; }
 
 # 200 connect/LOGIN/I-O/disconnect cycles leave the target with the same
@@ -381,24 +385,24 @@ case_cycles() {
 	# connection up well beyond one count.)
 	fio_x rdma hold 1 0 --rw=randread --bs=4k --size=1M --time_based \
 		--runtime=15 >hold.log 2>&1 &
-	local hold=$! mid
-	# (fio's parent probes the volume over a short connection of its own
-	# first: wait for the job's QP itself.)
-	wait_until 30 qp_live
-	mid=$(res_counts "$TPID")
-	log "with one connection open: qp mr cq pd = $mid"
-	if [ "$(echo "$mid" | cut -d' ' -f1)" -eq 0 ]; then
+	local hold=$! mid=
+	# (fio's parent probes the volume over a short connection of its own,
+	# then the job connects: either one's QP will do, but the sample that
+	# saw it is the one logged.)
+	if ! wait_until 40 qp_seen; then
 		rdma resource show qp
-		wait "$hold"
+		wait "$hold" || { cat hold.log; fail "fio during the count check failed"; }
 		cat hold.log "$CASE_TMP/fio-hold.out"
-		fail "rdma resource show does not see the target's QPs: the leak check would prove nothing"
+		fail "rdma resource show does not see the target's QPs (last count: $mid): the leak check would prove nothing"
 	fi
+	log "with one connection open: qp mr cq pd = $mid"
 	wait "$hold" || { cat hold.log; fail "fio during the count check failed"; }
-	wait_until 10 counts_back ||
+	# (Each count runs rdma four times, seconds each under emulation.)
+	wait_until 30 counts_back ||
 		fail "resources not released after one connection: $before -> $(res_counts "$TPID")"
 	log "before: qp mr cq pd = $before, fds $fd0"
 	timeout 400 "$PROBE" "$IP" "$RPORT" vol0 cycles 200 || fail "cycles failed"
-	wait_until 10 counts_back
+	wait_until 30 counts_back
 	after=$(res_counts "$TPID")
 	fd1=$(ls /proc/"$TPID"/fd | wc -l)
 	log "after 200 cycles: qp mr cq pd = $after, fds $fd1"
