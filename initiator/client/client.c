@@ -647,7 +647,7 @@ void rblk_queue_flush(struct rblk_queue *q)
 
 	if (!q->ops->flush || !q->conn || q->state != RBLK_QUEUE_LIVE)
 		return;
-	ret = q->ops->flush(q->conn);
+	ret = q->ops->flush(q->conn, q);
 	if (ret) {
 		snprintf(why, sizeof(why), "sending commands: %s", strerror(-ret));
 		rblk_rc_lost(q, ret, why);

@@ -168,6 +168,13 @@ static int rdma_flush(struct rblk_client_conn *c)
 	return ret;
 }
 
+/* The transport op: responses do not need reading for a post to finish. */
+static int rdma_flush_op(struct rblk_client_conn *c, struct rblk_queue *q)
+{
+	(void)q;
+	return rdma_flush(c);
+}
+
 /* Takes room for one send WR in the SQ (held ones count), waiting for it. */
 static int sq_reserve(struct rblk_client_conn *c)
 {
@@ -979,7 +986,7 @@ const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.start = rdma_start,
 	.reg_buffer = rdma_reg_buffer,
 	.submit = rdma_submit,
-	.flush = rdma_flush,
+	.flush = rdma_flush_op,
 	.keepalive = rdma_keepalive,
 	.poll = rdma_poll,
 	.get_fd = rdma_get_fd,

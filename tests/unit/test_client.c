@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +63,8 @@ struct fake {
 	uint16_t grant;		/* depth granted */
 	uint8_t *vol;
 	uint8_t nonce[RBLK_NONCE_LEN];	/* the challenge sent (MB_AUTH_*) */
+	atomic_uint ncmds;		/* commands received */
+	uint16_t order[64];		/* their tags, in arrival order */
 };
 
 /* The auth part of the fake's LOGIN answer (MB_AUTH_*). */
@@ -216,6 +219,9 @@ static void *fake_main(void *arg)
 				break;
 			h->data = malloc(h->cmd.inline_len + 1);
 			memcpy(h->data, buf + sizeof(struct rblk_wire_cmd), h->cmd.inline_len);
+			if (f->ncmds < 64)
+				f->order[f->ncmds] = h->cmd.tag;
+			f->ncmds++;
 		}
 		if (f->mb == MB_SILENT) {
 			free(held[--nheld].data);
@@ -506,6 +512,45 @@ static void test_submit_drains_responses(void **state)
 	free(buf);
 }
 
+/*
+ * rblk_queue_submit_more holds commands until rblk_queue_flush, which sends
+ * them all (TCP: one sendmsg), in submit order, WRITE data included.
+ */
+static void test_submit_more_waits_for_flush(void **state)
+{
+	struct fake *f = fake_start(MB_NONE, DEPTH, DEPTH);
+	struct rblk_queue *q = open_q(f, DEPTH, NULL);
+	static uint8_t wbuf[DEPTH][4096];
+	struct rblk_io io[DEPTH], *done[DEPTH];
+	unsigned got = 0, tag[DEPTH];
+
+	for (unsigned i = 0; i < DEPTH; i++) {
+		fill(wbuf[i], sizeof(wbuf[i]), 40 + i);
+		io[i] = (struct rblk_io) { .opcode = RBLK_OP_WRITE, .offset = i * 8192,
+					   .length = 4096, .buf = wbuf[i] };
+		assert_int_equal(rblk_queue_submit_more(q, &io[i]), 0);
+		tag[i] = io[i].tag;
+	}
+	usleep(200 * 1000);
+	assert_int_equal(f->ncmds, 0);
+	rblk_queue_flush(q);
+	while (got < DEPTH) {
+		int n = rblk_queue_reap(q, done, 1, DEPTH, 2000);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(done[i]->status, RBLK_S_OK);
+		got += (unsigned)n;
+	}
+	assert_int_equal(f->ncmds, DEPTH);
+	for (unsigned i = 0; i < DEPTH; i++) {
+		assert_int_equal(f->order[i], tag[i]);
+		assert_memory_equal(f->vol + i * 8192, wbuf[i], 4096);
+	}
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
 static void test_invalid_io(void **state)
 {
 	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
@@ -715,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_out_of_order),
 		cmocka_unit_test(test_big_read),
 		cmocka_unit_test(test_submit_drains_responses),
+		cmocka_unit_test(test_submit_more_waits_for_flush),
 		cmocka_unit_test(test_invalid_io),
 		cmocka_unit_test(test_bad_tag),
 		cmocka_unit_test(test_tag_none),
