@@ -1,17 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Guest side of tools/bench/syscalls: syscalls and context switches per
-# I/O of rblk-initiator (/dev/ublkbN over RDMA) and of rblk-target, one
-# guest, Soft-RoCE.  Counts, not speeds: strace -c slows both processes,
-# but the number of calls each I/O costs is what it is.
+# I/O of rblk-initiator (/dev/ublkbN over RDMA or TCP) and of rblk-target,
+# one guest, Soft-RoCE.  Counts, not speeds: strace -c slows both
+# processes, but the number of calls each I/O costs is what it is.
 #   RBLK_BENCH_SC_RUNTIME=8    seconds per workload
 #   RBLK_BENCH_SC_POLL=event   the initiator's --poll (and the target's rdma_poll)
+#   RBLK_BENCH_SC_TRANSPORT=rdma   or tcp
 # Writes $RBLK_VM_SCRATCH/syscalls.md.
 set -u
 BENCH_NAME=syscalls
 . "$RBLK_ROOT/tools/bench/guest-lib.sh"
 RT=${RBLK_BENCH_SC_RUNTIME:-8}
 POLL=${RBLK_BENCH_SC_POLL:-event}
+TP=${RBLK_BENCH_SC_TRANSPORT:-rdma}
+case $TP in
+rdma) PORT=4421 ;;
+tcp) PORT=4420 ;;
+*) die "RBLK_BENCH_SC_TRANSPORT: rdma or tcp, not $TP" ;;
+esac
 OUT=${RBLK_VM_SCRATCH:-/tmp}/syscalls.md
 W=/tmp/sc
 mkdir -p "$W"
@@ -20,7 +27,7 @@ rdma_ublk_up
 truncate -s 256M "$W/vol.img"
 cat >"$W/target.conf" <<CONF
 [target]
-listen_rdma = $IP:4421
+listen_$TP = $IP:$PORT
 admin_socket = $W/target.sock
 rdma_poll = $POLL
 
@@ -30,7 +37,7 @@ backend = uring
 allow_any_host = yes
 CONF
 start_target "$W/target.conf"
-dev=$("$B/rblkctl" attach --target "$IP:4421" --volume sc --transport rdma --queues 1 \
+dev=$("$B/rblkctl" attach --target "$IP:$PORT" --volume sc --transport "$TP" --queues 1 \
 	--depth 64 --poll "$POLL") || die "rblkctl attach failed"
 IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
 dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd"
