@@ -5,8 +5,9 @@
 #  - a guest that dies before its first case is booted again (at most twice
 #    more), and each retry prints the crash;
 #  - three boot crashes in a row fail every case by name;
-#  - a guest that dies mid-suite fails each case it did not report, by name,
-#    with the first Oops line, and is never booted again;
+#  - a guest that dies mid-suite is booted once more for the cases it did
+#    not report (RBLK_VM_RERUN names them), with the crash printed; a
+#    second death fails each of them by name, with the first Oops line;
 #  - a guest that hangs fails its unreported cases as hung;
 #  - RBLK_VM_CASES limits the names reported to the cases that were asked for.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,7 @@ printf '#!/bin/sh\nexit 0\n' >"$root/tests/vm/prepare"
 cat >"$root/tests/vm/vm-run" <<'FAKE'
 #!/bin/bash
 echo x >>"$FAKE_DIR/boots"
+echo "rerun=${RBLK_VM_RERUN:-}" >>"$FAKE_DIR/env"
 n=$(wc -l <"$FAKE_DIR/boots")
 read -r console rc < <(sed -n "${n}p" "$FAKE_DIR/plan")
 cat "$FAKE_DIR/$console"
@@ -57,9 +59,31 @@ RBLK-CASE: PASS one
 [   50.010] Kernel panic - not syncing: Fatal exception in interrupt
 C
 
-# run_fake PLAN-LINES...: runs the suite; output in $T/out, boots counted.
+# The rerun of "two three" after midcrash.
+cat >"$T/rerun" <<'C'
+=== case two (timeout 300s)
+RBLK-CASE: PASS two
+=== case three (timeout 120s)
+RBLK-CASE: PASS three
+vm-cases: 2 passed, 0 failed, 0 skipped
+C
+cat >"$T/recrash" <<'C'
+=== case two (timeout 300s)
+[   40.000] Oops: general protection fault, probably for non-canonical address 0xdead: 0000 [#1] SMP
+[   40.010] Kernel panic - not syncing: Fatal exception in interrupt
+C
+cat >"$T/failfirst" <<'C'
+=== case one (timeout 120s)
+RBLK-CASE: FAIL one it broke
+=== case two (timeout 300s)
+[   50.000] Oops: double fault: 0000 [#1] PREEMPT SMP NOPTI
+[   50.010] Kernel panic - not syncing: Fatal exception in interrupt
+C
+
+# run_fake PLAN-LINES...: runs the suite; output in $T/out, boots counted,
+# each boot's RBLK_VM_RERUN in $T/env.
 run_fake() {
-	rm -f "$T/boots"
+	rm -f "$T/boots" "$T/env"
 	printf '%s\n' "$@" >"$T/plan"
 	(
 		export RBLK_ROOT=$root RBLK_BUILD=$T/build FAKE_DIR=$T
@@ -89,13 +113,30 @@ run_fake "bootcrash 125" "bootcrash 125" "bootcrash 125" "good 0"
 [ "$rc" != 0 ] || fail "suite passed"
 for c in one two three; do expect_case FAIL "$c" "guest died while booting, 3 times (last: Oops: int3"; done
 
-log "a crash mid-suite: not retried; the unrun cases fail by name with the Oops line"
-run_fake "midcrash 125" "good 0"
-[ "$boots" = 1 ] || fail "a mid-suite crash was booted again ($boots boots)"
-expect_case PASS one
-expect_case FAIL two "guest died (Oops: general protection fault"
-expect_case FAIL three "guest died"
+log "a crash mid-suite: one more boot for the unreported cases, the crash printed"
+run_fake "midcrash 125" "rerun 0" "good 0"
+[ "$rc" = 0 ] && [ "$boots" = 2 ] || { cat "$T/out"; fail "rc $rc after $boots boots, want 0 after 2"; }
+[ "$(sed -n 2p "$T/env")" = "rerun=two three" ] || fail "the rerun was told: $(cat "$T/env")"
+[ "$(sed -n 1p "$T/env")" = "rerun=" ] || fail "the first boot was told: $(sed -n 1p "$T/env")"
+grep -q "died in the middle of the suite, in case two" "$T/out" || { cat "$T/out"; fail "rerun not announced"; }
+grep -q "| .*Oops: general protection fault" "$T/out" || fail "the rerun did not print the crash lines"
+for c in one two three; do expect_case PASS "$c"; done
 [ "$(cases | wc -l)" = 3 ] || fail "want 3 case lines: $(cases)"
+
+log "a second crash mid-suite: no third boot; the unreported cases fail by name with the Oops line"
+run_fake "midcrash 125" "recrash 125" "good 0"
+[ "$boots" = 2 ] || fail "$boots boots, want 2"
+[ "$rc" != 0 ] || fail "suite passed"
+expect_case PASS one
+expect_case FAIL two "guest died twice (Oops: general protection fault"
+expect_case FAIL three "guest died twice"
+[ "$(cases | wc -l)" = 3 ] || fail "want 3 case lines: $(cases)"
+
+log "a rerun that passes does not hide a failure before the crash"
+run_fake "failfirst 125" "rerun 0"
+[ "$boots" = 2 ] && [ "$rc" != 0 ] || { cat "$T/out"; fail "rc $rc after $boots boots, want non-zero after 2"; }
+expect_case FAIL one "it broke"
+expect_case PASS two
 
 log "a hung guest: the unreported cases fail as hung"
 run_fake "midcrash 124"

@@ -23,7 +23,9 @@
 #   and the case FAILs; whatever the case left running (servers) is killed
 #   when it ends either way.  A kernel WARN or Oops during the case (the
 #   kernel's warn_count/oops_count grow) makes it FAIL unless -W is given.
-#   Only cases whose name matches the glob $RBLK_VM_CASES (default *) run.
+#   Only cases whose name matches the glob $RBLK_VM_CASES (default *) run,
+#   and, when $RBLK_VM_RERUN is set (the host reruns what a dead guest did
+#   not report), only the cases it names (space-separated).
 #   Inside a case: skip, fail, log, need_cmd, need_build, wait_until, nap.
 # cases_done
 #   Prints a summary and exits 1 if any case failed, else 0.
@@ -128,6 +130,7 @@ run_case() {
 	shift
 	# shellcheck disable=SC2053
 	[[ $name == ${RBLK_VM_CASES:-*} ]] || return 0
+	[ -z "${RBLK_VM_RERUN:-}" ] || [[ " $RBLK_VM_RERUN " == *" $name "* ]] || return 0
 	local log=$CASE_LOGDIR/$name.log rcf=$CASE_LOGDIR/$name.rc tof=$CASE_LOGDIR/$name.timeout
 	: >"$log"
 	: >"$rcf"
