@@ -13,11 +13,11 @@ rdma_ublk_up() {
 }
 
 # Starts rblk-target with the config file $1 (its log next to it, .log),
-# sets TPID and waits until it listens on RDMA.
+# sets TPID and waits until it says "ready" (every listener up).
 start_target() {
 	local log=${1%.conf}.log
 	"$B/rblk-target" --config "$1" >"$log" 2>&1 &
 	TPID=$!
-	for _ in $(seq 200); do grep -q "listening on rdma" "$log" && break; sleep 0.1; done
-	grep -q "listening on rdma" "$log" || { cat "$log"; die "target did not start"; }
+	for _ in $(seq 200); do grep -q " ready$" "$log" && break; sleep 0.1; done
+	grep -q " ready$" "$log" || { cat "$log"; die "target did not start"; }
 }
