@@ -111,9 +111,10 @@ struct rblk_client_transport_ops {
 	 * its command for flush to send, together with every other command
 	 * submitted since (RDMA: one ibv_post_send, so one doorbell, for all
 	 * of them; TCP: one sendmsg, which may wait for socket space and
-	 * then receives responses through q, as submit does).  The core calls it at the end of rblk_queue_submit, from
-	 * rblk_queue_flush, before reap and peek read answers, and after
-	 * reissuing held commands.  Returns 0, or -errno when the connection
+	 * then receives responses through q, as submit does).  The core
+	 * calls it at the end of rblk_queue_submit, from rblk_queue_flush,
+	 * before reap and peek read answers, and after reissuing held
+	 * commands.  Returns 0, or -errno when the connection
 	 * failed: what was left unsent then goes again on the next one, as
 	 * after a failed submit.
 	 */

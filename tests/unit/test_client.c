@@ -378,6 +378,22 @@ static void fill(uint8_t *b, size_t n, unsigned seed)
 		b[i] = (uint8_t)(i * 7 + seed);
 }
 
+/* Reaps until want I/Os came back, each within timeout_ms, every one OK. */
+static void reap_all_ok(struct rblk_queue *q, unsigned want, int timeout_ms)
+{
+	struct rblk_io *done[DEPTH];
+	unsigned got = 0;
+
+	while (got < want) {
+		int n = rblk_queue_reap(q, done, 1, DEPTH, timeout_ms);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(done[i]->status, RBLK_S_OK);
+		got += (unsigned)n;
+	}
+}
+
 /* DEPTH writes answered in reverse order, then reads of each back. */
 static void test_roundtrip_out_of_order(void **state)
 {
@@ -396,14 +412,7 @@ static void test_roundtrip_out_of_order(void **state)
 	}
 	assert_int_equal(rblk_queue_inflight(q), DEPTH);
 	assert_int_equal(rblk_queue_submit(q, &extra), -EBUSY);
-	while (got < DEPTH) {
-		int n = rblk_queue_reap(q, done, 1, DEPTH, 2000);
-
-		assert_true(n > 0);
-		for (int i = 0; i < n; i++)
-			assert_int_equal(done[i]->status, RBLK_S_OK);
-		got += (unsigned)n;
-	}
+	reap_all_ok(q, DEPTH, 2000);
 	assert_memory_equal(f->vol + 3 * 8192, wbuf[3], 8192);
 
 	for (unsigned i = 0; i < DEPTH; i++) {
@@ -467,9 +476,8 @@ static void test_submit_drains_responses(void **state)
 	struct rblk_queue *q = open_q(f, DEPTH, NULL);
 	const uint32_t mib = 1u << 20;
 	uint8_t *buf = malloc((size_t)DEPTH * mib);
-	struct rblk_io io[DEPTH], *done[DEPTH];
+	struct rblk_io io[DEPTH];
 	struct timespec a, b;
-	unsigned got = 0;
 
 	assert_non_null(buf);
 	/* Small socket buffers on our side too, so 1 MiB never just fits. */
@@ -492,14 +500,7 @@ static void test_submit_drains_responses(void **state)
 					   .length = mib, .buf = buf + (size_t)i * mib };
 		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
 	}
-	while (got < DEPTH) {
-		int n = rblk_queue_reap(q, done, 1, DEPTH, 5000);
-
-		assert_true(n > 0);
-		for (int i = 0; i < n; i++)
-			assert_int_equal(done[i]->status, RBLK_S_OK);
-		got += (unsigned)n;
-	}
+	reap_all_ok(q, DEPTH, 5000);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	assert_true(b.tv_sec - a.tv_sec < 10);
 	for (unsigned i = 0; i < DEPTH; i += 2)
@@ -521,8 +522,8 @@ static void test_submit_more_waits_for_flush(void **state)
 	struct fake *f = fake_start(MB_NONE, DEPTH, DEPTH);
 	struct rblk_queue *q = open_q(f, DEPTH, NULL);
 	static uint8_t wbuf[DEPTH][4096];
-	struct rblk_io io[DEPTH], *done[DEPTH];
-	unsigned got = 0, tag[DEPTH];
+	struct rblk_io io[DEPTH];
+	unsigned tag[DEPTH];
 
 	for (unsigned i = 0; i < DEPTH; i++) {
 		fill(wbuf[i], sizeof(wbuf[i]), 40 + i);
@@ -534,14 +535,7 @@ static void test_submit_more_waits_for_flush(void **state)
 	usleep(200 * 1000);
 	assert_int_equal(f->ncmds, 0);
 	rblk_queue_flush(q);
-	while (got < DEPTH) {
-		int n = rblk_queue_reap(q, done, 1, DEPTH, 2000);
-
-		assert_true(n > 0);
-		for (int i = 0; i < n; i++)
-			assert_int_equal(done[i]->status, RBLK_S_OK);
-		got += (unsigned)n;
-	}
+	reap_all_ok(q, DEPTH, 2000);
 	assert_int_equal(f->ncmds, DEPTH);
 	for (unsigned i = 0; i < DEPTH; i++) {
 		assert_int_equal(f->order[i], tag[i]);
