@@ -21,3 +21,31 @@ start_target() {
 	for _ in $(seq 200); do grep -q " ready$" "$log" && break; sleep 0.1; done
 	grep -q " ready$" "$log" || { cat "$log"; die "target did not start"; }
 }
+
+# ublk_volume NAME PATH TRANSPORT POLL [TARGET_LINE...]: serves PATH as
+# volume NAME (uring backend) from a target on $IP (rdma_poll POLL, each
+# TARGET_LINE added to its [target] section; config and log in $W),
+# attaches it through ublk with one queue of depth 64 (--poll POLL) and
+# fills its first 64 MiB.  Sets dev, TPID and IPID (rblk-initiator's pid).
+ublk_volume() {
+	local name=$1 path=$2 tp=$3 poll=$4 port
+	shift 4
+	case $tp in rdma) port=4421 ;; tcp) port=4420 ;; *) die "transport: rdma or tcp, not $tp" ;; esac
+	{
+		echo "[target]"
+		echo "listen_$tp = $IP:$port"
+		echo "admin_socket = $W/target.sock"
+		echo "rdma_poll = $poll"
+		printf '%s\n' "$@"
+		echo
+		echo "[volume $name]"
+		echo "path = $path"
+		echo "backend = uring"
+		echo "allow_any_host = yes"
+	} >"$W/target.conf"
+	start_target "$W/target.conf"
+	dev=$("$B/rblkctl" attach --target "$IP:$port" --volume "$name" --transport "$tp" \
+		--queues 1 --depth 64 --poll "$poll") || die "rblkctl attach failed"
+	IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
+	dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd to $dev failed"
+}

@@ -14,33 +14,13 @@ BENCH_NAME=syscalls
 RT=${RBLK_BENCH_SC_RUNTIME:-8}
 POLL=${RBLK_BENCH_SC_POLL:-event}
 TP=${RBLK_BENCH_SC_TRANSPORT:-rdma}
-case $TP in
-rdma) PORT=4421 ;;
-tcp) PORT=4420 ;;
-*) die "RBLK_BENCH_SC_TRANSPORT: rdma or tcp, not $TP" ;;
-esac
 OUT=${RBLK_VM_SCRATCH:-/tmp}/syscalls.md
 W=/tmp/sc
 mkdir -p "$W"
 
 rdma_ublk_up
 truncate -s 256M "$W/vol.img"
-cat >"$W/target.conf" <<CONF
-[target]
-listen_$TP = $IP:$PORT
-admin_socket = $W/target.sock
-rdma_poll = $POLL
-
-[volume sc]
-path = $W/vol.img
-backend = uring
-allow_any_host = yes
-CONF
-start_target "$W/target.conf"
-dev=$("$B/rblkctl" attach --target "$IP:$PORT" --volume sc --transport "$TP" --queues 1 \
-	--depth 64 --poll "$POLL") || die "rblkctl attach failed"
-IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
-dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd"
+ublk_volume sc "$W/vol.img" "$TP" "$POLL"
 
 ctxsw() {	# pid: voluntary + nonvoluntary switches of all its threads
 	cat /proc/"$1"/task/*/status | awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }'

@@ -23,23 +23,7 @@ file) VOL=$W/vol.img; truncate -s 256M "$VOL" ;;
 brd) VOL=/dev/ram0; modprobe brd rd_nr=1 rd_size=262144 || die "modprobe brd failed" ;;
 *) die "RBLK_BENCH_TH_STORE is file or brd, not '$STORE'" ;;
 esac
-cat >"$W/target.conf" <<CONF
-[target]
-listen_rdma = $IP:4421
-admin_socket = $W/target.sock
-rdma_poll = event
-reactors = 1
-
-[volume th]
-path = $VOL
-backend = uring
-allow_any_host = yes
-CONF
-start_target "$W/target.conf"
-dev=$("$B/rblkctl" attach --target "$IP:4421" --volume th --transport rdma --queues 1 \
-	--depth 64 --poll event) || die "rblkctl attach failed"
-IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
-dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd"
+ublk_volume th "$VOL" rdma event "reactors = 1"
 HZ=$(getconf CLK_TCK)
 
 # pid label: "kind switches ticks" per thread, kind from the thread's name

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of tools/bench/profile: where the CPU of a 4 KiB I/O goes,
+# sampled, for rblk and for the kernel's NVMe-oF in the same guest.  One
+# guest, Soft-RoCE, each peer on its own RAM disk (brd): /dev/ublkbN over
+# RDMA (target 1 reactor, rdma_poll = event; initiator 1 queue: the shape
+# of tools/bench/threads) and nvmet-rdma + nvme-rdma with 1 I/O queue.
+# While fio runs, perf samples every CPU (cpu-clock); the samples are
+# split by command group, as CPU µs per I/O, and by command and object
+# (the kernel, our binaries, the libraries).
+#
+# Two things make perf usable on this emulated CPU: throttling is off
+# (kernel.perf_cpu_time_max_percent = 0; one sample interrupt takes long
+# enough here that the kernel would soon lower the sampling rate), and
+# perf starts disabled and is enabled through its control FIFO once it is
+# up (it takes seconds to start here; sampling "for N s" from its start
+# missed most of a fio run).  Each table says how many samples it kept.
+#   RBLK_BENCH_PF_RUNTIME=10   seconds per workload
+#   RBLK_BENCH_PF_FREQ=250     samples per second per CPU
+#   RBLK_BENCH_PF_WORKLOADS="randread:32 randwrite:32 randread:1"
+# Writes $RBLK_VM_SCRATCH/profile.md.
+set -u
+BENCH_NAME=profile
+. "$RBLK_ROOT/tools/bench/guest-lib.sh"
+RT=${RBLK_BENCH_PF_RUNTIME:-10}
+FREQ=${RBLK_BENCH_PF_FREQ:-250}
+WORKLOADS=${RBLK_BENCH_PF_WORKLOADS:-randread:32 randwrite:32 randread:1}
+OUT=${RBLK_VM_SCRATCH:-/tmp}/profile.md
+W=/tmp/pf
+mkdir -p "$W"
+command -v perf >/dev/null || die "perf is not installed (Debian: linux-perf)"
+sysctl -qw kernel.perf_event_paranoid=-1 kernel.kptr_restrict=0 \
+	kernel.perf_cpu_time_max_percent=0 || die "cannot set the perf sysctls"
+rdma_ublk_up
+modprobe brd rd_nr=2 rd_size=262144 || die "modprobe brd failed"
+NCPU=$(nproc)
+GROUPS_=(fio rblk-initiator reactor kworker softirq idle other)
+
+# group COMM: the column a command's samples count to.  Kernel threads
+# started during the run show as kthreadd (perf saw no name for them):
+# here those are rxe's and the block layer's workers.
+group() {
+	case $1 in
+	fio) echo fio ;;
+	rblk-initiator) echo rblk-initiator ;;
+	reactor*|iou-wrk*) echo reactor ;;
+	kworker*|kthreadd) echo kworker ;;
+	ksoftirqd*) echo softirq ;;
+	swapper) echo idle ;;
+	*) echo other ;;
+	esac
+}
+
+# sample PEER TAG DEV RW QD: one fio run on DEV under perf; appends a
+# row to $W/rows-TAG and the top functions to $W/funcs-TAG.
+sample() {
+	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 data=$W/$1-$2.data ppid ios kept a
+	rm -f "$W/ctl" "$W/ack" && mkfifo "$W/ctl" "$W/ack"
+	perf record -q -a -e cpu-clock -F "$FREQ" -D -1 --control "fifo:$W/ctl,$W/ack" \
+		-o "$data" >"$data.log" 2>&1 &
+	ppid=$!
+	exec 8<>"$W/ctl" 9<>"$W/ack"
+	perf_ctl() { echo "$1" >&8; read -r -t 120 a <&9 && [ "$a" = ack ] ||
+		{ cat "$data.log"; die "perf did not take '$1'"; }; }
+	perf_ctl enable
+	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" --bs=4k \
+		--iodepth="$qd" --size=64M --time_based --runtime="$RT" --norandommap \
+		--output-format=json --output="$W/$peer-$tag.json" >/dev/null 2>&1 ||
+		die "fio $tag on $peer failed"
+	perf_ctl disable
+	kill -INT "$ppid"; wait "$ppid"
+	exec 8>&- 9>&-
+	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$peer-$tag.json")
+	[ "${ios:-0}" -gt 0 ] || die "fio $tag on $peer did no I/O"
+	kept=$(perf report -i "$data" --stdio --sort comm 2>/dev/null |
+		sed -n 's/^# Samples: \([0-9.]*[kKM]*\).*/\1/p' | head -n 1)
+	# share per command, summed by group, as CPU µs per I/O: the share of
+	# the NCPU x RT seconds sampled, spread over the I/Os fio counted
+	perf report -i "$data" --stdio --no-children --sort comm 2>/dev/null |
+		awk '/^ *[0-9.]+%/ { sub(/%/, "", $1); print $2, $1 }' |
+		while read -r comm pct; do echo "$(group "$comm") $pct"; done |
+		awk -v n="$ios" -v cpu="$NCPU" -v rt="$RT" -v peer="$peer" -v kept="$kept" \
+			-v order="${GROUPS_[*]}" '
+			{ pct[$1] += $2 }
+			END { k = split(order, g, " "); busy = 0
+				for (i = 1; i <= k; i++) if (g[i] != "idle") busy += pct[g[i]]
+				us = cpu * rt * 1e6 / n / 100
+				printf "| %s | %d | %s | %.0f |", peer, n / rt, kept, busy * us
+				for (i = 1; i <= k; i++) printf " %.0f |", pct[g[i]] * us
+				printf "\n" }' >>"$W/rows-$tag"
+	{
+		echo
+		echo "$peer, 4k $rw QD$qd: commands and objects with 0.5 % of the samples or more (idle left out):"
+		echo
+		echo "| share | command | object |"
+		echo "|---:|---|---|"
+		perf report -i "$data" --stdio --no-children --sort comm,dso --percent-limit 0.5 2>/dev/null |
+			awk '/^ *[0-9.]+%/ && $2 != "swapper" { print "| " $1 " | " $2 " | " $3 " |" }'
+	} >>"$W/funcs-$tag"
+}
+
+run_peer() {	# PEER DEV: every workload
+	local wl
+	for wl in $WORKLOADS; do
+		echo "profile: $1 4k ${wl%:*} QD${wl#*:}"
+		sample "$1" "${wl%:*}-qd${wl#*:}" "$2" "${wl%:*}" "${wl#*:}"
+	done
+}
+
+ublk_volume pf /dev/ram0 rdma event "reactors = 1"
+run_peer rblk "$dev"
+"$B/rblkctl" detach "$dev" >/dev/null
+kill -TERM "$TPID"; wait "$TPID"
+
+ndev=$("$G/nvmet-rdma-up" -d /dev/ram1 -s 4430 -q 1) || die "nvmet-rdma-up failed"
+dd if=/dev/urandom of="$ndev" bs=1M count=64 oflag=direct status=none || die "dd to $ndev failed"
+run_peer nvme-rdma "$ndev"
+"$G/nvmet-rdma-up" -D
+
+{
+	echo "perf record -a -e cpu-clock -F $FREQ over each ${RT} s fio run (io_uring,"
+	echo "direct), $NCPU vCPUs, one guest; samples shown as CPU µs per I/O."
+	echo "Groups: reactor = rblk-target's reactor and io_uring workers;"
+	echo "kworker = kernel workers (rxe's packet work, the block layer's); idle ="
+	echo "\`swapper\`. Softirq work is counted to whichever command it interrupted."
+	for wl in $WORKLOADS; do
+		tag=${wl%:*}-qd${wl#*:}
+		echo
+		echo "### 4k ${wl%:*} QD${wl#*:}"
+		echo
+		echo "| peer | IOPS | samples | busy CPU µs/IO | $(printf '%s | ' "${GROUPS_[@]}")"
+		echo "|---|---:|---:|---:|$(printf -- '---:|%.0s' "${GROUPS_[@]}")"
+		cat "$W/rows-$tag"
+		cat "$W/funcs-$tag"
+	done
+} >"$OUT"
+cat "$OUT"
