@@ -52,7 +52,7 @@ group() {
 }
 
 # sample PEER TAG DEV RW QD: one fio run on DEV under perf; appends a
-# row to $W/rows-TAG and the top functions to $W/funcs-TAG.
+# row to $W/rows-TAG and the command x object table to $W/funcs-TAG.
 sample() {
 	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 data=$W/$1-$2.data ppid ios kept a
 	rm -f "$W/ctl" "$W/ack" && mkfifo "$W/ctl" "$W/ack"
