@@ -227,6 +227,8 @@ static int cfg_append_volume(struct tgt_config *cfg,
 	n->allow_any_host = v->allow_any_host;
 	if (v->path && !(n->path = strdup(v->path)))
 		return -ENOMEM;
+	if (v->created_file && !(n->created_file = strdup(v->created_file)))
+		return -ENOMEM;
 	cfg->n_vols++;
 	return 0;
 }
@@ -475,6 +477,12 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 		if (!vc.path)
 			return -ENOMEM;
 	}
+	/* The one file delete may remove: recorded in the config, so the
+	 * fact survives restarts and is checked against path at delete. */
+	if (path == defpath && !(vc.created_file = strdup(defpath))) {
+		ret = -ENOMEM;
+		goto out_free_path;
+	}
 	if (created && vc.read_only) {
 		snprintf(err, errlen, "cannot create a new read-only volume (it would only read zeroes)");
 		ret = -EINVAL;
@@ -513,6 +521,7 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 	if (!vc.allow_any_host)
 		add_str(rsp, "warning", "no host may log in yet: allow hosts (volume allow NAME HOST) or open it (volume allow NAME --any)");
 	free(vc.path);
+	free(vc.created_file);
 	return 0;
 
 out_close:
@@ -522,32 +531,73 @@ out_unlink:
 		unlink(vc.path);
 out_free_path:
 	free(vc.path);
+	free(vc.created_file);
 	return ret;
+}
+
+/*
+ * The store a delete leaves or removes: only the file volume create made
+ * (created_file, and still the volume's path), or any regular file with
+ * remove_file.  A --path file, a device, a volume written by hand or
+ * created before created_file existed keeps its store: the admin's.
+ */
+static void delete_store(const char *name, const char *path, bool owned,
+			 bool remove_file, json_object *rsp)
+{
+	int e;
+
+	if (!path)
+		return;
+	if (!owned && !remove_file) {
+		add_str(rsp, "kept_file", path);
+		add_str(rsp, "kept_reason", "not created by volume create");
+		return;
+	}
+	if (unlink(path) == 0) {
+		add_str(rsp, "removed_file", path);
+		rblk_info("admin: volume %s: removed %s%s", name, path,
+			  owned ? "" : " (remove_file)");
+		return;
+	}
+	e = errno;
+	rblk_warn("admin: volume %s: removing %s: %s", name, path, strerror(e));
+	add_str(rsp, "kept_file", path);
+	add_str(rsp, "kept_reason", strerror(e));
 }
 
 static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 		      char *err, size_t errlen)
 {
+	const struct tgt_volume_cfg *vc;
 	struct tgt_config next, prev;
 	const char *name;
 	struct tgt_export *e;
-	char defpath[PATH_MAX], *path = NULL;
+	char *path = NULL;
 	unsigned sessions;
-	bool force;
+	bool force, remove_file, owned, blk = false;
 	int ret;
 
 	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_bool(req, "force", &force, err, errlen)))
+	    (ret = get_bool(req, "force", &force, err, errlen)) ||
+	    (ret = get_bool(req, "remove_file", &remove_file, err, errlen)))
 		return ret;
 	tgt_exports_lock();
 	e = tgt_export_find_locked(name);
 	sessions = e ? e->n_sessions : 0;
-	if (e && e->vol->path)
+	if (e && e->vol->path) {
 		path = strdup(e->vol->path);
+		blk = e->vol->is_blkdev;
+	}
 	tgt_exports_unlock();
 	if (!e) {
 		snprintf(err, errlen, "no volume '%s'", name);
 		return -ENOENT;
+	}
+	if (remove_file && blk) {
+		snprintf(err, errlen, "volume '%s' is the block device %s: remove_file removes only files; nothing changed",
+			 name, path);
+		ret = -EINVAL;
+		goto out_free;
 	}
 	if (sessions && !force) {
 		snprintf(err, errlen, "volume '%s' has %u session(s) attached; use --force to disconnect them",
@@ -555,6 +605,8 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 		free(path);
 		return -EBUSY;
 	}
+	vc = tgt_config_find_volume(&a->cfg, name);
+	owned = path && vc && vc->created_file && !strcmp(vc->created_file, path);
 	ret = cfg_clone(&a->cfg, &prev, err, errlen);
 	if (ret)
 		goto out_free;
@@ -579,15 +631,7 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 		goto out_free;
 	}
 	tgt_config_free(&prev);
-	/* Only a file rblkctl created in volume_dir is ours to remove. */
-	snprintf(defpath, sizeof(defpath), "%s/%s.img", a->volume_dir, name);
-	if (path && !strcmp(path, defpath)) {
-		if (unlink(path) == 0)
-			add_str(rsp, "removed_file", path);
-		else
-			rblk_warn("admin: volume %s: removing %s: %s", name, path,
-				  strerror(errno));
-	}
+	delete_store(name, path, owned, remove_file, rsp);
 	add_u64(rsp, "disconnected", force ? sessions : 0);
 	rblk_info("admin: volume %s deleted%s", name,
 		  sessions ? " (sessions disconnected)" : "");

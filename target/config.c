@@ -57,6 +57,7 @@ void tgt_config_free(struct tgt_config *cfg)
 			free(cfg->vols[i].allow_hosts[h]);
 		free(cfg->vols[i].allow_hosts);
 		free(cfg->vols[i].secret_file);
+		free(cfg->vols[i].created_file);
 	}
 	free(cfg->vols);
 	tgt_config_init(cfg);
@@ -229,7 +230,7 @@ enum {
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
-	K_DIRECT, K_ALLOW_ANY_HOST,
+	K_DIRECT, K_ALLOW_ANY_HOST, K_CREATED_FILE,
 };
 
 static const char *const target_keys[] = {
@@ -253,6 +254,7 @@ static const char *const volume_keys[] = {
 	[K_READ_ONLY] = "read_only", [K_ALLOW_HOSTS] = "allow_hosts",
 	[K_SECRET_FILE] = "secret_file", [K_DIRECT] = "direct",
 	[K_ALLOW_ANY_HOST] = "allow_any_host",
+	[K_CREATED_FILE] = "created_file",
 };
 
 /* Absolute path value (admin_socket, volume_dir, secret_file). */
@@ -458,6 +460,10 @@ static int volume_key(struct parser *p, int k, char *v)
 		if (!*v)
 			return 0;	/* empty = no secret */
 		return parse_abs_path(p, "secret_file", v, PATH_MAX, &vol->secret_file);
+	case K_CREATED_FILE:
+		/* Written by volume create for the file it made: the only
+		 * file volume delete removes (docs/admin.md). */
+		return parse_abs_path(p, "created_file", v, PATH_MAX, &vol->created_file);
 	case K_DIRECT: {
 		bool direct;
 
@@ -790,6 +796,8 @@ char *tgt_config_format(const struct tgt_config *cfg)
 			sb_printf(&b, "secret_file = %s\n", v->secret_file);
 		if (v->buffered)
 			sb_printf(&b, "direct = no\n");
+		if (v->created_file)
+			sb_printf(&b, "created_file = %s\n", v->created_file);
 	}
 	if (b.oom) {
 		free(b.s);

@@ -41,6 +41,9 @@ struct tgt_volume_cfg {
 	unsigned n_allow_hosts;
 	bool     allow_any_host;	/* open to every host (excludes allow_hosts) */
 	char    *secret_file;		/* malloc'd; NULL = no authentication */
+	char    *created_file;		/* malloc'd; the file volume create made
+					 * (delete removes path only if it is
+					 * this one); NULL = not ours */
 	int      line;			/* line of the [volume] header, 0 if built */
 };
 

@@ -40,6 +40,7 @@ static const char good_text[] =
 	"size = 10G\n"
 	"backend = aio\n"
 	"read_only = yes\n"
+	"created_file = /srv/rblk/vol0.img\n"
 	"\n"
 	"[volume db:1]\r\n"
 	"  path=/dev/sdb  \n"
@@ -133,6 +134,7 @@ static const struct {
 	{ "[targett]\n", 1, "unknown section" },
 	{ "[target]\nlisten = 1.2.3.4:5\n", 2, "unknown field 'listen'" },
 	{ "[volume v]\npath = /x\ncolour = red\n", 3, "unknown field 'colour'" },
+	{ "[volume v]\npath = /x\ncreated_file = x.img\n", 3, "field 'created_file'" },
 	{ "reactors = 1\n", 1, "outside of any section" },
 	{ "[target]\nreactors\n", 2, "expected 'key = value'" },
 	{ "[target]\n = 4\n", 2, "missing key" },
@@ -246,6 +248,9 @@ static void test_round_trip(void **state)
 		assert_int_equal(a.vols[i].read_only, b.vols[i].read_only);
 		assert_int_equal(a.vols[i].buffered, b.vols[i].buffered);
 	}
+	/* What lets volume delete remove a file survives the rewrite. */
+	assert_string_equal(b.vols[0].created_file, "/srv/rblk/vol0.img");
+	assert_null(b.vols[1].created_file);
 	assert_non_null(strstr(t1, "size = 10G\n"));
 	/* Only the non-default is written, and only for that volume. */
 	assert_non_null(strstr(t1, "[volume db:1]\npath = /dev/sdb\nbackend = uring\nread_only = no\ndirect = no\n"));

@@ -241,16 +241,19 @@ static int cmd_delete(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "force", no_argument, NULL, 'f' },
+		{ "remove-file", no_argument, NULL, 'R' },
 		COMMON_OPTS, { NULL, 0, NULL, 0 },
 	};
 	json_object *req, *rsp;
-	bool force = false;
+	bool force = false, remove_file = false;
 	int c, ret;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'f')
 			force = true;
+		else if (c == 'R')
+			remove_file = true;
 		else if ((ret = common_opt(c)) >= 0)
 			return ret;
 	}
@@ -261,6 +264,8 @@ static int cmd_delete(int argc, char **argv)
 	req = request("volume.delete", argv[optind]);
 	if (force)
 		json_object_object_add(req, "force", json_object_new_boolean(1));
+	if (remove_file)
+		json_object_object_add(req, "remove_file", json_object_new_boolean(1));
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
@@ -269,6 +274,9 @@ static int cmd_delete(int argc, char **argv)
 			printf(" (%" PRId64 " session(s) disconnected)", ctl_jint(rsp, "disconnected"));
 		if (ctl_jstr(rsp, "removed_file", NULL))
 			printf(", removed %s", ctl_jstr(rsp, "removed_file", ""));
+		if (ctl_jstr(rsp, "kept_file", NULL))
+			printf("; kept %s (%s)", ctl_jstr(rsp, "kept_file", ""),
+			       ctl_jstr(rsp, "kept_reason", "?"));
 		printf("\n");
 	}
 	json_object_put(rsp);
@@ -544,10 +552,12 @@ static const struct vol_cmd vol_cmds[] = {
 		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units).\n"
 		  "A new volume admits no host until you allow some (volume allow), or\n"
 		  "--allow-any-host opens it to every host." },
-	{ .name = "delete", .fn = cmd_delete, .usage = "delete NAME [--force]",
+	{ .name = "delete", .fn = cmd_delete, .usage = "delete NAME [--force] [--remove-file]",
 	  .help = "Deletes a volume; refused while sessions are attached unless --force, which\n"
-		  "disconnects them.  A file the target created in volume_dir is removed;\n"
-		  "--path files and devices are left alone." },
+		  "disconnects them.  The file 'volume create' made in volume_dir (recorded as\n"
+		  "created_file in the config) is removed; every other store is kept: --path\n"
+		  "files, devices, volumes written by hand or made by an older rblk.\n"
+		  "--remove-file removes the volume's file anyway (never a device)." },
 	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S",
 	  .help = "Grows a file volume (never shrinks).  Attached initiators keep the size they\n"
 		  "logged in with; they see the new size when they log in again." },
