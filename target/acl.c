@@ -262,6 +262,39 @@ out_free:
 	return ret;
 }
 
+int tgt_export_check(const struct tgt_volume_cfg *cfg, char *err, size_t errlen)
+{
+	struct rblk_secret secret;
+	char why[256];
+	int ret;
+
+	if (!cfg->secret_file)
+		return 0;
+	ret = rblk_auth_load_secret(cfg->secret_file, &secret, why, sizeof(why));
+	rblk_auth_clear_secret(&secret);
+	if (ret)
+		snprintf(err, errlen, "volume %s: field 'secret_file': %s",
+			 cfg->name, why);
+	return ret;
+}
+
+void tgt_exports_unlink_created(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	for (struct tgt_export *e = reg_head; e; e = e->next) {
+		if (!e->vol->created)
+			continue;
+		if (unlink(e->vol->path) == 0)
+			rblk_info("volume %s: removed %s, which this start created",
+				  e->name, e->vol->path);
+		else
+			rblk_warn("volume %s: removing %s, which this start created: %s",
+				  e->name, e->vol->path, strerror(errno));
+		e->vol->created = false;
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
 int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
@@ -271,10 +304,14 @@ int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen)
 		ret = tgt_volume_open(&v, &cfg->vols[i], err, errlen);
 		if (!ret) {
 			ret = tgt_export_add(v, &cfg->vols[i], err, errlen);
+			if (ret && v->created)
+				unlink(v->path);
 			if (ret)
 				tgt_volume_close(v);
 		}
 		if (ret) {
+			/* Nothing of a refused start stays behind. */
+			tgt_exports_unlink_created();
 			tgt_exports_fini();
 			return ret;
 		}

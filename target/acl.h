@@ -111,10 +111,24 @@ void tgt_exports_fini(void);
 
 /*
  * Opens every volume of cfg, loads secrets (mode 0600 checked) and
- * registers them.  On failure nothing stays registered and err names the
- * volume and the reason.  0 or -errno.
+ * registers them.  On failure nothing stays registered, no file it
+ * created stays either, and err names the volume and the reason.  0 or
+ * -errno.
  */
 int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen);
+
+/*
+ * Checks, changing nothing, what tgt_export_add would refuse of cfg: a
+ * secret file that cannot be used (mode, length).  0 or -errno with a
+ * message in err.  For --check-config and before a start creates files.
+ */
+int tgt_export_check(const struct tgt_volume_cfg *cfg, char *err, size_t errlen);
+
+/*
+ * A failed start: removes the files the volumes' opens created (struct
+ * tgt_volume.created), so that the start leaves nothing of its own.
+ */
+void tgt_exports_unlink_created(void);
 
 /*
  * Registers an opened volume under cfg's name with cfg's ACL (takes

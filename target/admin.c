@@ -458,3 +458,20 @@ int tgt_admin_start(struct tgt_admin *a, char *err, size_t errlen)
 	rblk_info("admin socket listening on %s", a->socket_path);
 	return 0;
 }
+
+int tgt_admin_check(const char *socket_path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		snprintf(err, errlen, "admin socket path too long: %s", socket_path);
+		return -ENAMETOOLONG;
+	}
+	/* What tgt_admin_start refuses; a live socket is the running target. */
+	if (lstat(socket_path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "admin socket %s: exists and is not a socket; a start would refuse to replace it",
+			 socket_path);
+		return -EEXIST;
+	}
+	return 0;
+}

@@ -50,6 +50,14 @@ int tgt_admin_start(struct tgt_admin *a, char *err, size_t errlen);
  */
 char *tgt_admin_handle(struct tgt_admin *a, const char *line, size_t len);
 
+/*
+ * Checks, changing nothing, what tgt_admin_start would refuse of
+ * socket_path (too long, a file that is not a socket is in its place).  A
+ * socket in use is not refused: --check-config runs next to the target.
+ * 0 or -errno with a message in err.
+ */
+int tgt_admin_check(const char *socket_path, char *err, size_t errlen);
+
 /* The socket path in use. */
 const char *tgt_admin_socket_path(const struct tgt_admin *a);
 

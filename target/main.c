@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,12 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "admin.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "sdnotify.h"
 #include "server.h"
+#include "start_undo.h"
 #include "volume.h"
 
 #define RBLK_VERSION_STR "0.1"
@@ -152,6 +157,37 @@ static int main_loop(struct tgt_server *s, int sfd)
 	}
 }
 
+/*
+ * Everything a start checks before it creates anything, changing
+ * nothing: what --check-config reports, and the first step of a start,
+ * so a start fails before it makes a file rather than after.  Stores open
+ * (or can be created) and pass the size rules, secret files are usable,
+ * the admin socket's place is free.  0, or 1 after logging why not.
+ */
+static int check_start(const struct tgt_config *cfg, const char *conf_path)
+{
+	const char *vdir = cfg->volume_dir ? cfg->volume_dir : TGT_ADMIN_DEFAULT_VOLUME_DIR;
+	char err[512];
+	int ret;
+
+	for (unsigned i = 0; i < cfg->n_vols; i++) {
+		ret = tgt_volume_check(&cfg->vols[i], vdir, err, sizeof(err));
+		if (!ret)
+			ret = tgt_export_check(&cfg->vols[i], err, sizeof(err));
+		if (ret) {
+			rblk_err("config %s: %s", conf_path, err);
+			return 1;
+		}
+	}
+	ret = tgt_admin_check(cfg->admin_socket ? cfg->admin_socket :
+			      TGT_ADMIN_DEFAULT_SOCKET, err, sizeof(err));
+	if (ret) {
+		rblk_err("config %s: %s", conf_path, err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -164,11 +200,13 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf_path = NULL, *level = NULL, *dbg, *volume_dir;
+	char err[512], vdir[PATH_MAX], sock_dir[PATH_MAX];
+	struct tgt_start_undo undo = { .n = 0 };
 	struct tgt_server *srv = NULL;
 	struct tgt_admin *admin = NULL;
 	struct tgt_config cfg;
-	char err[512];
 	int check = 0, opt, ret, sfd, rc = 1, sig;
+	bool started = false;
 	sigset_t mask;
 	uint64_t t0;
 
@@ -207,15 +245,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	volume_dir = cfg.volume_dir ? cfg.volume_dir : TGT_ADMIN_DEFAULT_VOLUME_DIR;
-	/* --check-config promises what a start will find: every store opens
-	 * or can be created (volume_dir included, which a start makes). */
-	for (unsigned i = 0; i < cfg.n_vols; i++) {
-		ret = tgt_volume_check(&cfg.vols[i], volume_dir, err, sizeof(err));
-		if (ret) {
-			rblk_err("config %s: %s", conf_path, err);
-			tgt_config_free(&cfg);
-			return 1;
-		}
+	snprintf(vdir, sizeof(vdir), "%s", volume_dir);
+	if (check_start(&cfg, conf_path)) {
+		tgt_config_free(&cfg);
+		return 1;
 	}
 	if (check) {
 		printf("%s: OK: %u volume(s), %u TCP listener(s)%s\n", conf_path,
@@ -248,12 +281,17 @@ int main(int argc, char **argv)
 	}
 
 	rblk_info("starting (pid %d, config %s)", (int)getpid(), conf_path);
-	ret = tgt_volume_dir_create(volume_dir, err, sizeof(err));
+	tgt_start_undo_dir(&undo, vdir);
+	ret = tgt_volume_dir_create(vdir, err, sizeof(err));
 	if (ret) {
 		rblk_err("%s", err);
 		tgt_config_free(&cfg);
 		goto out_close_sfd;
 	}
+	/* The admin socket's folder, made by tgt_admin_start. */
+	snprintf(sock_dir, sizeof(sock_dir), "%s",
+		 cfg.admin_socket ? cfg.admin_socket : TGT_ADMIN_DEFAULT_SOCKET);
+	tgt_start_undo_dir(&undo, dirname(sock_dir));
 	ret = tgt_server_create(&srv, &cfg, err, sizeof(err));
 	if (ret) {
 		rblk_err("%s", err[0] ? err : strerror(-ret));
@@ -283,6 +321,7 @@ int main(int argc, char **argv)
 	if (ret)
 		goto out_stop;
 	rblk_info("ready");
+	started = true;
 	/* Every listener is bound and listening: a connect now succeeds. */
 	notify("READY=1\nSTATUS=serving");
 
@@ -310,11 +349,16 @@ out_stop:
 	tgt_server_unlisten(srv);
 	tgt_server_stop_reactors(srv);
 out_destroy:
+	/* A start that failed takes back the files it created. */
+	if (!started)
+		tgt_exports_unlink_created();
 	if (tgt_server_destroy(srv))
 		rc = 1;
 	if (!rc)
 		rblk_info("stopped cleanly");
 out_close_sfd:
+	if (!started)
+		tgt_start_undo_run(&undo);
 	close(sfd);
 	return rc;
 }

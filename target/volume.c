@@ -87,11 +87,103 @@ static uint32_t probe_blkdev_discard(int fd)
 	return max ? RBLK_VOL_F_DISCARD : 0;
 }
 
+/*
+ * What a store of `have` bytes (logical block lbs) exports under cfg: the
+ * rules open and --check-config share, so that a check passes exactly
+ * what a start takes.  *grow: the file must first be extended to *size.
+ * A store below one block (an unbound loop device is 0 bytes) is never
+ * exported: there is nothing an initiator could read or write.
+ */
+static int size_rules(const struct tgt_volume_cfg *cfg, bool blk, uint64_t have,
+		      uint32_t lbs, uint64_t *size, bool *grow, char *err,
+		      size_t errlen)
+{
+	*grow = false;
+	if (blk) {
+		if (have < lbs) {
+			snprintf(err, errlen, "volume %s: device %s is %" PRIu64 " bytes, less than one %u-byte block (an unbound loop device?)",
+				 cfg->name, cfg->path, have, lbs);
+			return -EINVAL;
+		}
+		if (cfg->size > have) {
+			snprintf(err, errlen, "volume %s: size %" PRIu64 " is larger than device %s (%" PRIu64 " bytes)",
+				 cfg->name, cfg->size, cfg->path, have);
+			return -EINVAL;
+		}
+		/* A smaller configured size exports a prefix of the device. */
+		*size = cfg->size ? cfg->size : have;
+		if (*size % lbs) {
+			snprintf(err, errlen, "volume %s: size %" PRIu64 " is not a multiple of the %u-byte blocks of %s",
+				 cfg->name, *size, lbs, cfg->path);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (cfg->size && have > cfg->size) {
+		snprintf(err, errlen, "volume %s: %s is %" PRIu64 " bytes, larger than the configured size %" PRIu64 " (refusing to hide data; fix size)",
+			 cfg->name, cfg->path, have, cfg->size);
+		return -EINVAL;
+	}
+	if (cfg->size && have < cfg->size) {
+		if (cfg->read_only) {
+			snprintf(err, errlen, "volume %s: read-only %s is smaller (%" PRIu64 ") than size %" PRIu64,
+				 cfg->name, cfg->path, have, cfg->size);
+			return -EINVAL;
+		}
+		/* Growing is lossless and sparse: the tail reads as zeroes. */
+		*grow = true;
+		have = cfg->size;
+	}
+	if (have < 512 || have % 512) {
+		snprintf(err, errlen, "volume %s: %s size %" PRIu64 " is not a positive multiple of 512%s",
+			 cfg->name, cfg->path, have,
+			 have < 512 ? " (give a size to grow it)" : "");
+		return -EINVAL;
+	}
+	*size = have;
+	return 0;
+}
+
+/* Size (and logical block) of an open store; *blk for a block device. */
+static int store_size(int fd, const struct tgt_volume_cfg *cfg, bool *blk,
+		      uint64_t *bytes, uint32_t *lbs, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret, l;
+
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "volume %s: stat %s: %s", cfg->name,
+			 cfg->path, strerror(-ret));
+		return ret;
+	}
+	*blk = S_ISBLK(st.st_mode);
+	if (*blk) {
+		if (ioctl(fd, BLKGETSIZE64, bytes) < 0 || ioctl(fd, BLKSSZGET, &l) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "volume %s: %s: size ioctl: %s",
+				 cfg->name, cfg->path, strerror(-ret));
+			return ret;
+		}
+		*lbs = (uint32_t)l;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "volume %s: %s is neither a regular file nor a block device",
+			 cfg->name, cfg->path);
+		return -EINVAL;
+	}
+	*bytes = (uint64_t)st.st_size;
+	*lbs = 512;
+	return 0;
+}
+
 static int open_file(struct tgt_volume *v, const struct tgt_volume_cfg *cfg,
 		     char *err, size_t errlen)
 {
 	int oflags = cfg->read_only ? O_RDONLY : O_RDWR;
-	struct stat st;
+	uint64_t have, size;
+	bool grow;
 	int ret;
 
 	v->fd = open(cfg->path, oflags | O_CLOEXEC);
@@ -103,8 +195,10 @@ static int open_file(struct tgt_volume *v, const struct tgt_volume_cfg *cfg,
 		}
 		v->fd = open(cfg->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 			     0600);
-		if (v->fd >= 0)
+		if (v->fd >= 0) {
+			v->created = true;
 			rblk_info("volume %s: created %s", cfg->name, cfg->path);
+		}
 	}
 	if (v->fd < 0) {
 		ret = -errno;
@@ -112,71 +206,29 @@ static int open_file(struct tgt_volume *v, const struct tgt_volume_cfg *cfg,
 			 cfg->path, strerror(-ret));
 		return ret;
 	}
-	if (fstat(v->fd, &st) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "volume %s: stat %s: %s", cfg->name,
-			 cfg->path, strerror(-ret));
+	ret = store_size(v->fd, cfg, &v->is_blkdev, &have, &v->block_size, err, errlen);
+	if (!ret)
+		ret = size_rules(cfg, v->is_blkdev, have, v->block_size, &size,
+				 &grow, err, errlen);
+	if (ret)
 		return ret;
-	}
-	if (S_ISBLK(st.st_mode)) {
-		uint64_t bytes;
-		int lbs;
-
-		v->is_blkdev = true;
-		if (ioctl(v->fd, BLKGETSIZE64, &bytes) < 0 ||
-		    ioctl(v->fd, BLKSSZGET, &lbs) < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "volume %s: %s: size ioctl: %s",
-				 cfg->name, cfg->path, strerror(-ret));
-			return ret;
-		}
-		if (cfg->size > bytes) {
-			snprintf(err, errlen, "volume %s: size %" PRIu64 " is larger than device %s (%" PRIu64 " bytes)",
-				 cfg->name, cfg->size, cfg->path, bytes);
-			return -EINVAL;
-		}
-		/* A smaller configured size exports a prefix of the device. */
-		v->size = cfg->size ? cfg->size : bytes;
-		v->block_size = lbs;
+	if (v->is_blkdev) {
+		v->size = size;
 		v->flags |= RBLK_VOL_F_WRITE_ZEROES | probe_blkdev_discard(v->fd);
 		return 0;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "volume %s: %s is neither a regular file nor a block device",
-			 cfg->name, cfg->path);
-		return -EINVAL;
-	}
-	v->block_size = 512;
-	if (cfg->size && (uint64_t)st.st_size > cfg->size) {
-		snprintf(err, errlen, "volume %s: %s is %" PRIu64 " bytes, larger than the configured size %" PRIu64 " (refusing to hide data; fix size)",
-			 cfg->name, cfg->path, (uint64_t)st.st_size, cfg->size);
-		return -EINVAL;
-	}
-	if (cfg->size && (uint64_t)st.st_size < cfg->size) {
-		if (cfg->read_only) {
-			snprintf(err, errlen, "volume %s: read-only %s is smaller (%" PRIu64 ") than size %" PRIu64,
-				 cfg->name, cfg->path, (uint64_t)st.st_size, cfg->size);
-			return -EINVAL;
-		}
-		/* Growing is lossless and sparse: the tail reads as zeroes. */
-		if (ftruncate(v->fd, cfg->size) < 0) {
+	if (grow) {
+		if (ftruncate(v->fd, size) < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "volume %s: extend %s to %" PRIu64 ": %s",
-				 cfg->name, cfg->path, cfg->size, strerror(-ret));
+				 cfg->name, cfg->path, size, strerror(-ret));
 			return ret;
 		}
-		if (st.st_size)
+		if (have)
 			rblk_info("volume %s: extended %s from %" PRIu64 " to %" PRIu64 " bytes",
-				  cfg->name, cfg->path, (uint64_t)st.st_size,
-				  cfg->size);
-		st.st_size = cfg->size;
+				  cfg->name, cfg->path, have, size);
 	}
-	if (st.st_size == 0 || st.st_size % 512) {
-		snprintf(err, errlen, "volume %s: %s size %" PRIu64 " is not a positive multiple of 512",
-			 cfg->name, cfg->path, (uint64_t)st.st_size);
-		return -EINVAL;
-	}
-	v->size = st.st_size;
+	v->size = size;
 	v->flags |= probe_file_caps(cfg->path);
 	return 0;
 }
@@ -237,6 +289,9 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 out_close:
 	if (v->fd >= 0)
 		close(v->fd);
+	/* Refused after all: the file it made goes too. */
+	if (v->created)
+		unlink(v->path);
 	free(v->path);
 out_free:
 	free(v);
@@ -277,8 +332,16 @@ int tgt_volume_check(const struct tgt_volume_cfg *cfg, const char *volume_dir,
 		return 0;
 	fd = open(cfg->path, (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (fd >= 0) {
+		uint64_t have, size;
+		uint32_t lbs;
+		bool blk, grow;
+
+		/* The size rules of a start, on what is there now. */
+		ret = store_size(fd, cfg, &blk, &have, &lbs, err, errlen);
+		if (!ret)
+			ret = size_rules(cfg, blk, have, lbs, &size, &grow, err, errlen);
 		close(fd);
-		return 0;
+		return ret;
 	}
 	ret = -errno;
 	if (ret != -ENOENT || cfg->read_only) {

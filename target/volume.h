@@ -25,6 +25,7 @@ struct tgt_volume {
 	bool     direct;		/* fd has O_DIRECT */
 	bool     buffered;		/* config direct = no: never O_DIRECT */
 	bool     mem_inline;		/* uring: small I/O on the reactor (uring.c) */
+	bool     created;		/* open created the file (O_EXCL): ours */
 	uint64_t size;			/* bytes exported */
 	uint32_t block_size;		/* logical block size */
 	uint32_t flags;			/* RBLK_VOL_F_* */
@@ -33,16 +34,20 @@ struct tgt_volume {
 
 /*
  * Opens the store of cfg with its backend: creates a missing regular file
- * sparse (size needed), extends a smaller one to cfg->size, refuses one
- * larger than cfg->size (data would be hidden); probes O_DIRECT, discard
- * and write-zeroes support.  0 or -errno with a message in err.
+ * sparse (size needed; then (*vp)->created is set), extends a smaller one
+ * to cfg->size, refuses one larger than cfg->size (data would be hidden)
+ * or below one block; probes O_DIRECT, discard and write-zeroes support.
+ * 0 or -errno with a message in err; a file it created for a volume it
+ * then refuses is removed again.
  */
 int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 		    char *err, size_t errlen);
 /*
  * Checks, changing nothing, that tgt_volume_open() of cfg would succeed as
  * far as the file system goes: an existing store opens with the access the
- * volume needs; a missing one is writable, has a size to be created with,
+ * volume needs and passes open's size rules (a device's BLKGETSIZE64, no
+ * store below one block, none larger than size); a missing one is
+ * writable, has a size to be created with,
  * and a parent folder that exists and is writable, or is volume_dir (made
  * at start by tgt_volume_dir_create) under a writable ancestor.  This is
  * what --check-config promises about a start.  0 or -errno with a message.

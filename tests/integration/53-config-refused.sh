@@ -51,6 +51,7 @@ base; printf '\n[volume v]\npath = %s/v\x08.img\nsize = 1M\n[volume v]\n' "$T" >
 check_refused "duplicate volume after a control char path" 8 "duplicate volume name"
 
 log "the same keys, valid, are accepted (--check-config)"
+head -c 32 /dev/urandom >"$T/key" && chmod 600 "$T/key"
 base; printf 'volume_dir = %s/vols\n\n[volume v]\npath = %s/v.img\nsize = 1M\nallow_hosts = a, 10.0.0.1, ::1\nsecret_file = %s/key\n' "$T" "$T" "$T" >>"$T/c$((n + 1)).conf"
 out=$("$TARGET_BIN" --config "$T/c$((n + 1)).conf" --check-config) || fail "valid config refused"
 echo "$out"
