@@ -241,6 +241,45 @@ int tgt_export_set_secret(const char *name, const struct rblk_secret *secret);
 /* Publishes a larger size (the store was grown first).  0 or -ENOENT. */
 int tgt_export_set_size(const char *name, uint64_t size);
 
+/*
+ * A change set, made in one step under the registry lock (config reload):
+ * every change is checked first, then all are made or none.  Exports for
+ * it are built off the registry with tgt_export_prepare (vol NULL: only
+ * the access part, for TGT_EXPORT_ACCESS) and freed with
+ * tgt_export_discard unless a change consumed them.
+ */
+enum tgt_export_op {
+	TGT_EXPORT_ADD,		/* list prep under its name (new name) */
+	TGT_EXPORT_REMOVE,	/* unlist name (no session attached) */
+	TGT_EXPORT_REPLACE,	/* prep takes name's place (no session) */
+	TGT_EXPORT_ACCESS,	/* name takes prep's ACL and secret */
+};
+
+struct tgt_export_change {
+	enum tgt_export_op op;
+	const char *name;
+	struct tgt_export *prep;	/* NULL once the registry took it */
+};
+
+/* An unlisted export of vol (taken on success; may be NULL) with cfg's
+ * name, ACL and secret (loaded now).  0 or -errno with a message. */
+int tgt_export_prepare(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
+		       struct tgt_export **ep, char *err, size_t errlen);
+/* Frees a prepared export that was not listed (closing its volume). */
+void tgt_export_discard(struct tgt_export *e);
+/* Whether the listed export of prep's name has prep's ACL and secret. */
+bool tgt_export_same_access(const struct tgt_export *prep);
+/*
+ * Makes the n changes, all or none: -EEXIST (ADD of a listed name),
+ * -ENOENT, -EBUSY (a session on a REMOVE or REPLACE) with a message in err
+ * and nothing changed.  On success ADD and REPLACE preps belong to the
+ * registry (their prep is NULL); ACCESS preps now hold the old ACL and
+ * secret, for tgt_export_discard.  Removed and replaced volumes are
+ * closed (their files are kept).
+ */
+int tgt_exports_change(struct tgt_export_change *ch, unsigned n, char *err,
+		       size_t errlen);
+
 /* Sums an export's per-reactor counters into *out (lock held or not). */
 void tgt_export_stats(const struct tgt_export *e, struct tgt_io_stats *out);
 

@@ -36,6 +36,7 @@ int tgt_admin_create(struct tgt_admin **ap, const struct tgt_admin_params *p,
 		return -ENOMEM;
 	a->listen_fd = -1;
 	a->stop_efd = -1;
+	a->reload_efd = -1;
 	for (int i = 0; i < ADMIN_MAX_CLIENTS; i++)
 		a->clients[i].fd = -1;
 	/* Deep copy through the formatter: the admin thread owns its config. */
@@ -65,6 +66,8 @@ int tgt_admin_create(struct tgt_admin **ap, const struct tgt_admin_params *p,
 		ret = -ENAMETOOLONG;
 		goto out_free_cfg;
 	}
+	/* What the file held when it was read: the first write checks it. */
+	tgt_admin_digest(a, p->config_text ? p->config_text : "");
 	*ap = a;
 	return 0;
 
@@ -120,6 +123,8 @@ void tgt_admin_destroy(struct tgt_admin *a)
 	}
 	if (a->stop_efd >= 0)
 		close(a->stop_efd);
+	if (a->reload_efd >= 0)
+		close(a->reload_efd);
 	tgt_config_free(&a->cfg);
 	free(a->socket_path);
 	free(a->volume_dir);
@@ -144,6 +149,7 @@ static const char *errno_name(int e)
 	case ERANGE:	return "ERANGE";
 	case E2BIG:	return "E2BIG";
 	case ENOTDIR:	return "ENOTDIR";
+	case ESTALE:	return "ESTALE";
 	case EIO:	return "EIO";
 	default:	return "EIO";
 	}
@@ -341,14 +347,16 @@ static void accept_client(struct tgt_admin *a)
 static void *admin_thread(void *arg)
 {
 	struct tgt_admin *a = arg;
-	struct pollfd pfd[ADMIN_MAX_CLIENTS + 2];
-	int map[ADMIN_MAX_CLIENTS + 2];
+	struct pollfd pfd[ADMIN_MAX_CLIENTS + 3];
+	int map[ADMIN_MAX_CLIENTS + 3];
+	uint64_t v;
 
 	for (;;) {
 		int n = 0;
 
 		pfd[n++] = (struct pollfd){ .fd = a->stop_efd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = a->listen_fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = a->reload_efd, .events = POLLIN };
 		for (int i = 0; i < ADMIN_MAX_CLIENTS; i++) {
 			if (a->clients[i].fd < 0)
 				continue;
@@ -366,7 +374,11 @@ static void *admin_thread(void *arg)
 			break;
 		if (pfd[1].revents & POLLIN)
 			accept_client(a);
-		for (int k = 2; k < n; k++) {
+		/* Between requests, like any other change of the config. */
+		if ((pfd[2].revents & POLLIN) &&
+		    read(a->reload_efd, &v, sizeof(v)) == sizeof(v))
+			tgt_admin_reload_signal(a);
+		for (int k = 3; k < n; k++) {
 			struct admin_client *c = &a->clients[map[k]];
 
 			if (!pfd[k].revents)
@@ -444,7 +456,8 @@ int tgt_admin_start(struct tgt_admin *a, char *err, size_t errlen)
 	}
 	a->listen_fd = fd;
 	a->stop_efd = eventfd(0, EFD_CLOEXEC);
-	if (a->stop_efd < 0) {
+	a->reload_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->stop_efd < 0 || a->reload_efd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "admin: eventfd: %s", strerror(-ret));
 		return ret;
@@ -457,6 +470,15 @@ int tgt_admin_start(struct tgt_admin *a, char *err, size_t errlen)
 	a->running = true;
 	rblk_info("admin socket listening on %s", a->socket_path);
 	return 0;
+}
+
+void tgt_admin_request_reload(struct tgt_admin *a)
+{
+	uint64_t one = 1;
+
+	if (!a || a->reload_efd < 0 || write(a->reload_efd, &one, sizeof(one)) < 0)
+		rblk_err("SIGHUP: cannot ask for a config reload: %s",
+			 a && a->reload_efd >= 0 ? strerror(errno) : "admin socket not running");
 }
 
 int tgt_admin_check(const char *socket_path, char *err, size_t errlen)

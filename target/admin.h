@@ -25,6 +25,8 @@ struct tgt_admin;
 struct tgt_admin_params {
 	const char *socket_path;	/* NULL: cfg->admin_socket or default */
 	const char *config_path;	/* file to persist to; NULL: do not */
+	const char *config_text;	/* the bytes cfg was parsed from (the
+					 * file as read); NULL: none */
 	const struct tgt_config *cfg;	/* copied; the exports are already loaded */
 };
 
@@ -57,6 +59,12 @@ char *tgt_admin_handle(struct tgt_admin *a, const char *line, size_t len);
  * 0 or -errno with a message in err.
  */
 int tgt_admin_check(const char *socket_path, char *err, size_t errlen);
+
+/*
+ * Asks the admin thread to reload the config file (SIGHUP; main thread).
+ * It runs between requests; the outcome is logged (docs/admin.md).
+ */
+void tgt_admin_request_reload(struct tgt_admin *a);
 
 /* The socket path in use. */
 const char *tgt_admin_socket_path(const struct tgt_admin *a);

@@ -188,11 +188,15 @@ static int cfg_commit(struct tgt_admin *a, struct tgt_config *next,
 	int ret;
 
 	if (a->config_path) {
-		ret = tgt_admin_save_config(a->config_path, next, err, errlen);
+		/* Never over an edit the target has not read. */
+		ret = tgt_admin_config_fresh(a, err, errlen);
+		if (!ret)
+			ret = tgt_admin_save_config(a->config_path, next, err, errlen);
 		if (ret) {
 			tgt_config_free(next);
 			return ret;
 		}
+		tgt_admin_config_written(a, next);
 	}
 	tgt_config_free(&a->cfg);
 	a->cfg = *next;
@@ -1034,6 +1038,7 @@ static const struct tgt_admin_cmd cmds[] = {
 	{ .name = "volume.deny",	.fn = cmd_deny },
 	{ .name = "volume.secret",	.fn = cmd_secret },
 	{ .name = "stats",		.fn = cmd_stats },
+	{ .name = "config.reload",	.fn = tgt_admin_cmd_reload },
 };
 
 const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name)
@@ -1047,5 +1052,6 @@ const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name)
 const char *tgt_admin_cmd_names(void)
 {
 	return "ping, volume.create, volume.delete, volume.resize, volume.list, "
-	       "volume.show, volume.allow, volume.deny, volume.secret, stats";
+	       "volume.show, volume.allow, volume.deny, volume.secret, stats, "
+	       "config.reload";
 }

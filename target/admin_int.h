@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -18,13 +19,20 @@ struct admin_client {
 	size_t len;
 };
 
+#define ADMIN_DIGEST_LEN	32	/* SHA-256 */
+
 struct tgt_admin {
 	char   *socket_path;
 	char   *config_path;		/* NULL: changes are not persisted */
 	char   *volume_dir;
 	struct tgt_config cfg;		/* what is persisted right now */
+	/* SHA-256 of the config file's bytes as the target last read or
+	 * wrote them: a write finding other bytes there refuses (an edit
+	 * it has not read).  admin_reload.c. */
+	uint8_t cfg_digest[ADMIN_DIGEST_LEN];
 	int     listen_fd;
 	int     stop_efd;
+	int     reload_efd;		/* SIGHUP: main thread asks for a reload */
 	bool    running;
 	pthread_t thread;
 	struct admin_client clients[ADMIN_MAX_CLIENTS];
@@ -39,6 +47,30 @@ struct tgt_admin_cmd {
 	int (*fn)(struct tgt_admin *a, json_object *req, json_object *rsp,
 		  char *err, size_t errlen);
 };
+
+/* ---- admin_reload.c: the config file's identity, and reload ---------- */
+
+/* cfg_digest of text (what the file holds now, or is about to). */
+void tgt_admin_digest(struct tgt_admin *a, const char *text);
+/*
+ * Before a write of the config: 0 when the file still holds what the
+ * target last read or wrote; else -ESTALE (changed by someone else) or
+ * -errno (unreadable, gone) with a message in err, and nothing may be
+ * written.  0 also when changes are not persisted.
+ */
+int tgt_admin_config_fresh(struct tgt_admin *a, char *err, size_t errlen);
+/* After a successful write of cfg: the file now holds its text. */
+void tgt_admin_config_written(struct tgt_admin *a, const struct tgt_config *cfg);
+/*
+ * Reads the config file again and applies what changed (volumes added,
+ * removed or with a new store, ACLs, secrets), all or nothing; fills rsp
+ * with what it did.  0 or -errno with the reason in err (then nothing
+ * changed).  Admin thread: the "config.reload" request and SIGHUP.
+ */
+int tgt_admin_cmd_reload(struct tgt_admin *a, json_object *req,
+			 json_object *rsp, char *err, size_t errlen);
+/* The same for SIGHUP: the outcome goes to the log only. */
+void tgt_admin_reload_signal(struct tgt_admin *a);
 
 /* Looks a request type up in the table of admin_cmds.c; NULL if unknown. */
 const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name);

@@ -632,15 +632,14 @@ int tgt_config_parse(const char *text, const char *fname,
 	return ret;
 }
 
-int tgt_config_load(const char *path, struct tgt_config *cfg,
-		    char *err, size_t errlen)
+int tgt_config_read(const char *path, char **textp, char *err, size_t errlen)
 {
 	struct stat st;
 	char *text = NULL;
 	size_t got = 0;
 	int fd, ret;
 
-	tgt_config_init(cfg);
+	*textp = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
@@ -676,11 +675,29 @@ int tgt_config_load(const char *path, struct tgt_config *cfg,
 		ret = -EINVAL;
 		goto out_free;
 	}
-	ret = tgt_config_parse(text, path, cfg, err, errlen);
+	close(fd);
+	*textp = text;
+	return 0;
+
 out_free:
 	free(text);
 out_close:
 	close(fd);
+	return ret;
+}
+
+int tgt_config_load(const char *path, struct tgt_config *cfg,
+		    char *err, size_t errlen)
+{
+	char *text;
+	int ret;
+
+	tgt_config_init(cfg);
+	ret = tgt_config_read(path, &text, err, errlen);
+	if (ret)
+		return ret;
+	ret = tgt_config_parse(text, path, cfg, err, errlen);
+	free(text);
 	return ret;
 }
 

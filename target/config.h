@@ -83,6 +83,12 @@ void tgt_config_init(struct tgt_config *cfg);
 int tgt_config_parse(const char *text, const char *fname,
 		     struct tgt_config *cfg, char *err, size_t errlen);
 
+/*
+ * Reads the config file path (a regular file below 1 MiB, no NUL byte)
+ * into a malloc'd string *text.  0 or -errno with a message in err.
+ */
+int tgt_config_read(const char *path, char **text, char *err, size_t errlen);
+
 /* Reads path and parses it; -errno on read failure (message in err). */
 int tgt_config_load(const char *path, struct tgt_config *cfg,
 		    char *err, size_t errlen);

@@ -93,7 +93,7 @@ static void pause_listener(struct tgt_server *s, unsigned i,
 }
 
 /* Runs until SIGTERM/SIGINT.  Returns the signal number, or -errno. */
-static int main_loop(struct tgt_server *s, int sfd)
+static int main_loop(struct tgt_server *s, struct tgt_admin *admin, int sfd)
 {
 	struct pollfd pfd[1 + TGT_CFG_MAX_LISTEN * 2];
 	struct listen_pause pause[TGT_CFG_MAX_LISTEN * 2];
@@ -135,10 +135,11 @@ static int main_loop(struct tgt_server *s, int sfd)
 
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
-			/* SIGHUP would kill an undrained daemon by default
-			 * (a closed terminal); volumes change via rblkctl. */
+			/* Re-read the config: the admin thread applies it, as
+			 * it does every change (docs/admin.md). */
 			if (si.ssi_signo == SIGHUP) {
-				rblk_info("SIGHUP ignored: change volumes with rblkctl; restart to re-read the config");
+				rblk_info("SIGHUP: reloading the config");
+				tgt_admin_request_reload(admin);
 				continue;
 			}
 			return si.ssi_signo;
@@ -200,7 +201,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf_path = NULL, *level = NULL, *dbg, *volume_dir;
-	char err[512], vdir[PATH_MAX], sock_dir[PATH_MAX];
+	char err[512], vdir[PATH_MAX], sock_dir[PATH_MAX], *conf_text = NULL;
 	struct tgt_start_undo undo = { .n = 0 };
 	struct tgt_server *srv = NULL;
 	struct tgt_admin *admin = NULL;
@@ -239,15 +240,21 @@ int main(int argc, char **argv)
 	if (dbg)
 		rblk_debug_mask = strtoul(dbg, NULL, 0);
 
-	ret = tgt_config_load(conf_path, &cfg, err, sizeof(err));
+	/* The text is kept for the admin socket: it must know what it read
+	 * to tell an edit made since (docs/admin.md). */
+	ret = tgt_config_read(conf_path, &conf_text, err, sizeof(err));
+	if (!ret)
+		ret = tgt_config_parse(conf_text, conf_path, &cfg, err, sizeof(err));
 	if (ret) {
 		rblk_err("config: %s", err);
+		free(conf_text);
 		return 1;
 	}
 	volume_dir = cfg.volume_dir ? cfg.volume_dir : TGT_ADMIN_DEFAULT_VOLUME_DIR;
 	snprintf(vdir, sizeof(vdir), "%s", volume_dir);
 	if (check_start(&cfg, conf_path)) {
 		tgt_config_free(&cfg);
+		free(conf_text);
 		return 1;
 	}
 	if (check) {
@@ -260,6 +267,7 @@ int main(int argc, char **argv)
 				printf("note: volume %s admits no host (no allow_hosts, no allow_any_host = yes)\n",
 				       cfg.vols[i].name);
 		tgt_config_free(&cfg);
+		free(conf_text);
 		return 0;
 	}
 	if (!level && cfg.log_level >= 0)
@@ -277,6 +285,7 @@ int main(int argc, char **argv)
 	if (sfd < 0) {
 		rblk_err("signalfd: %s", strerror(errno));
 		tgt_config_free(&cfg);
+		free(conf_text);
 		return 1;
 	}
 
@@ -306,7 +315,8 @@ int main(int argc, char **argv)
 	 * sees the data port can use rblkctl too. */
 	{
 		struct tgt_admin_params ap = {
-			.config_path = conf_path, .cfg = &srv->cfg,
+			.config_path = conf_path, .config_text = conf_text,
+			.cfg = &srv->cfg,
 		};
 
 		ret = tgt_admin_create(&admin, &ap, err, sizeof(err));
@@ -325,7 +335,7 @@ int main(int argc, char **argv)
 	/* Every listener is bound and listening: a connect now succeeds. */
 	notify("READY=1\nSTATUS=serving");
 
-	sig = main_loop(srv, sfd);
+	sig = main_loop(srv, admin, sfd);
 	t0 = now_ms();
 	notify("STOPPING=1\nSTATUS=stopping: draining in-flight I/O");
 	if (sig < 0)
@@ -360,5 +370,6 @@ out_close_sfd:
 	if (!started)
 		tgt_start_undo_run(&undo);
 	close(sfd);
+	free(conf_text);
 	return rc;
 }

@@ -27,7 +27,8 @@ grep -qx 'ExecStart=/usr/local/bin/rblk-target --config /etc/rblk/rblk-target.co
 grep -q "$T" "$U"/*.service && fail "DESTDIR leaked into a unit"
 grep -q '@[A-Z]*@' "$U"/*.service && fail "placeholder left in a unit: $(grep -h '@[A-Z]*@' "$U"/*.service)"
 grep -qx 'Type=notify' "$U/rblk-target.service" || fail "rblk-target.service is not Type=notify"
-grep -q '^ExecReload=' "$U/rblk-target.service" && fail "ExecReload given, but the target ignores SIGHUP"
+grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$U/rblk-target.service" ||
+	fail "systemctl reload does not send SIGHUP (the target's config reload)"
 grep -q -- '--volume %i' "$U/rblk-attach@.service" || fail "rblk-attach@ does not attach the instance's volume"
 grep -q '^ExecStart=/usr/local/bin/rblkctl attach --foreground ' "$U/rblk-attach@.service" ||
 	fail "rblk-attach@ does not run the supervisor (rblkctl attach --foreground): $(grep ^ExecStart= "$U/rblk-attach@.service")"

@@ -45,5 +45,6 @@ bool ctl_jbool(json_object *o, const char *key);
 int rblkctl_volume(int argc, char **argv);
 int rblkctl_stats(int argc, char **argv);
 int rblkctl_discover(int argc, char **argv);
+int rblkctl_reload(int argc, char **argv);
 
 #endif /* RBLK_TOOLS_RBLKCTL_CTL_H */
