@@ -110,6 +110,7 @@ static int open_conn(const struct rblk_client_opts *opts, unsigned depth,
 		.queue_depth = (uint16_t)depth,
 		.timeout_ms = timeout_ms,
 		.stall_ms = stall_ms,
+		.stop = { opts->stop, opts->stop_arg },
 	};
 	ret = ops->connect(&p, connp, errbuf, errlen);
 	if (ret)
@@ -213,13 +214,15 @@ static int login_round(const struct rblk_client_transport_ops *ops,
  * too: a target that answers OK without a challenge, or with a wrong
  * proof, is refused before the session is used (an impostor would
  * otherwise be handed our writes and could feed us its data).  Every
- * reconnect goes through it again.
+ * reconnect goes through it again.  *refused: the target's refusal
+ * status (RBLK_S_*), 0 when it did not refuse.
  */
 static int do_login(const struct rblk_client_opts *opts,
 		    const struct rblk_client_transport_ops *ops,
 		    struct rblk_client_conn *conn, const char *host,
 		    unsigned want_depth, int64_t deadline,
-		    struct rblk_volume_info *info, char *errbuf, size_t errlen)
+		    struct rblk_volume_info *info, int *refused,
+		    char *errbuf, size_t errlen)
 {
 	uint8_t tgt_nonce[RBLK_NONCE_LEN];
 	struct rblk_secret secret;
@@ -245,11 +248,13 @@ static int do_login(const struct rblk_client_opts *opts,
 	ret = login_round(ops, conn, &l, &rsp, deadline, errbuf, errlen);
 	if (ret)
 		goto out_wipe;
+	*refused = 0;
 	if (rsp.status == RBLK_S_AUTH_REQUIRED) {
 		if (!opts->secret_file) {
 			rblk_client_set_err(errbuf, errlen,
 				"volume '%s' requires authentication: give a secret_file",
 				opts->volume);
+			*refused = rsp.status;
 			ret = -EACCES;
 			goto out_wipe;
 		}
@@ -263,6 +268,7 @@ static int do_login(const struct rblk_client_opts *opts,
 		challenged = true;
 	}
 	if (rsp.status != RBLK_S_OK) {
+		*refused = rsp.status;
 		ret = login_refused(opts, rsp.status, errbuf, errlen);
 		goto out_wipe;
 	}
@@ -374,11 +380,12 @@ int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 	struct rblk_volume_info info;
 	int ret;
 
+	q->refused = 0;
 	ret = open_conn(&q->opts, want, timeout_ms, stall, &ops, &conn, errbuf, errlen);
 	if (ret)
 		return ret;
 	ret = do_login(&q->opts, ops, conn, q->host, want, deadline, &info,
-		       errbuf, errlen);
+		       &q->refused, errbuf, errlen);
 	if (ret)
 		goto out_close_conn;
 	if (!q->depth) {
@@ -893,9 +900,10 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	/* Proving a volume's secret first is what lists that volume. */
 	if (opts->volume) {
 		struct rblk_volume_info info;
+		int refused;
 
 		ret = do_login(opts, ops, conn, host, 1, deadline, &info,
-			       errbuf, errlen);
+			       &refused, errbuf, errlen);
 		if (ret)
 			goto out_close_conn;
 	}

@@ -75,6 +75,8 @@ struct rblk_queue {
 	int spin;			/* rblk_queue_set_spin, kept across reconnects */
 	int last_err;
 	char why[160];			/* last reason the connection went */
+	int refused;			/* RBLK_S_* of the last LOGIN refusal, or 0 */
+	int64_t stop_at;		/* when opts.stop first said stop, or 0 */
 };
 
 /* ---- client.c ---------------------------------------------------------- */
@@ -83,7 +85,8 @@ struct rblk_queue {
  * Connects, logs in (auth included) and starts a connection for q within
  * timeout_ms, registers q->ubufs on it and makes it q->conn.  The first
  * call (q->depth == 0) also takes the geometry; later ones check that the
- * volume still fits it.  0 or -errno with a reason in errbuf.
+ * volume still fits it.  0 or -errno with a reason in errbuf; q->refused
+ * is the target's refusal status when LOGIN was refused, else 0.
  */
 int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 			size_t errlen);

@@ -71,6 +71,7 @@ struct rblk_client_conn {
 	struct ibv_cq *rcq;		/* receives, with a channel */
 	struct ibv_cq *scq;		/* sends, polled */
 	int epfd;			/* rcq_ch + cm_ch, for waiters */
+	struct rblk_client_stop stop;	/* cuts setup waits short */
 	int connected;
 	int failed;			/* -errno once a WC failed */
 	int spin;			/* set_spin: poll(.., 0) skips the channel */
@@ -296,6 +297,7 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 		return -ENOMEM;
 	}
 	c->epfd = -1;
+	c->stop = p->stop;
 	ret = rblk_rdma_channel_create(&c->cm_ch);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "rdma_create_event_channel: %s (no RDMA device?)",
@@ -388,8 +390,13 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 		rblk_client_set_err(errbuf, errlen, "rdma_connect: %s", strerror(-ret));
 		goto out_close;
 	}
-	ret = rblk_rdma_wait_event(c->cm_ch, RDMA_CM_EVENT_ESTABLISHED,
-				   p->timeout_ms, &ev);
+	/* The CM event comes on the channel's fd: wait there first, so a
+	 * stopping caller is heard; the event itself is then at hand. */
+	ev = NULL;
+	ret = rblk_client_wait_fd(c->cm_ch->fd, POLLIN, p->timeout_ms, &c->stop, NULL);
+	if (!ret)
+		ret = rblk_rdma_wait_event(c->cm_ch, RDMA_CM_EVENT_ESTABLISHED,
+					   p->timeout_ms, &ev);
 	if (ret) {
 		char who[300];
 
@@ -449,18 +456,12 @@ static int rdma_send_msg(struct rblk_client_conn *c, const void *buf,
 	return post_send(c, sbuf, (uint32_t)len, c->setup_mr->lkey);
 }
 
-/* Waits on the receive CQ's channel up to timeout_ms (-1: forever). */
-static int wait_rcq(struct rblk_client_conn *c, int timeout_ms)
+/* Waits on the receive CQ's channel up to timeout_ms (-1: forever); stop
+ * (setup waits) cuts it short. */
+static int wait_rcq(struct rblk_client_conn *c, int timeout_ms,
+		    const struct rblk_client_stop *stop)
 {
-	struct pollfd pfd = { .fd = c->epfd, .events = POLLIN };
-	int ret;
-
-	do {
-		ret = poll(&pfd, 1, timeout_ms);
-	} while (ret < 0 && errno == EINTR);
-	if (ret < 0)
-		return -errno;
-	return ret == 0 ? -ETIMEDOUT : 0;
+	return rblk_client_wait_fd(c->epfd, POLLIN, timeout_ms, stop, NULL);
 }
 
 /* Consumes a pending channel event (re-arming the CQ); then the CQ must be
@@ -551,7 +552,8 @@ static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 		}
 		if (deadline >= 0 && rblk_now_ms() >= deadline)
 			return -ETIMEDOUT;
-		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()));
+		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()),
+			       &c->stop);
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
 	}
@@ -859,7 +861,8 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 			return ret;
 		if (timeout_ms == 0 || (deadline >= 0 && rblk_now_ms() >= deadline))
 			return 0;
-		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()));
+		ret = wait_rcq(c, deadline < 0 ? -1 : (int)(deadline - rblk_now_ms()),
+			       NULL);	/* the caller slices it */
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
 	}

@@ -51,6 +51,7 @@ struct rblk_client_conn {
 	int fd;
 	uint32_t max_io;
 	int stall_ms;
+	struct rblk_client_stop stop;	/* cuts setup waits and send stalls short */
 
 	/* Staged, not yet parsed bytes are stage[pos, len). */
 	uint8_t *stage;
@@ -70,20 +71,12 @@ struct rblk_client_conn {
 	int nrow, row_max;
 };
 
-/* Waits for events on fd; 0 when ready, -ETIMEDOUT, or -errno. */
-static int wait_fd(int fd, short events, int timeout_ms)
+/* Waits for events on fd; 0 when ready, -ETIMEDOUT, -ECANCELED (stop),
+ * or -errno. */
+static int wait_fd(int fd, short events, int timeout_ms,
+		   const struct rblk_client_stop *stop)
 {
-	struct pollfd pfd = { .fd = fd, .events = events };
-	int ret;
-
-	do {
-		ret = poll(&pfd, 1, timeout_ms);
-	} while (ret < 0 && errno == EINTR);
-	if (ret < 0)
-		return -errno;
-	if (ret == 0)
-		return -ETIMEDOUT;
-	return 0;
+	return rblk_client_wait_fd(fd, events, timeout_ms, stop, NULL);
 }
 
 /*
@@ -130,7 +123,7 @@ static int bind_source(int fd, int family, const char *src)
 }
 
 static int connect_one(const struct addrinfo *ai, const char *src,
-		       int timeout_ms)
+		       int timeout_ms, const struct rblk_client_stop *stop)
 {
 	int one = 1, err = 0, fd;
 	socklen_t elen = sizeof(err);
@@ -149,7 +142,7 @@ static int connect_one(const struct addrinfo *ai, const char *src,
 			err = -errno;
 			goto out_close;
 		}
-		err = wait_fd(fd, POLLOUT, timeout_ms);
+		err = wait_fd(fd, POLLOUT, timeout_ms, stop);
 		if (err)
 			goto out_close;
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
@@ -190,8 +183,8 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 		return gai == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, p->source_addr, rblk_left_ms(deadline));
-		if (fd >= 0)
+		fd = connect_one(ai, p->source_addr, rblk_left_ms(deadline), &p->stop);
+		if (fd >= 0 || fd == -ECANCELED)
 			break;
 	}
 	freeaddrinfo(res);
@@ -209,6 +202,7 @@ static int tcp_connect(const struct rblk_client_conn_params *p,
 	}
 	c->fd = fd;
 	c->stall_ms = p->stall_ms > 0 ? p->stall_ms : SEND_STALL_MS;
+	c->stop = p->stop;
 	*connp = c;
 	return 0;
 }
@@ -242,7 +236,8 @@ static void advance_iov(struct msghdr *msg, size_t n)
 
 /* Sends every byte of iov, waiting for socket space up to timeout_ms of no
  * progress.  Modifies iov. */
-static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms)
+static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms,
+		    const struct rblk_client_stop *stop)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
 	ssize_t n;
@@ -255,7 +250,7 @@ static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms)
 				continue;
 			if (errno != EAGAIN)
 				return -errno;
-			ret = wait_fd(fd, POLLOUT, timeout_ms);
+			ret = wait_fd(fd, POLLOUT, timeout_ms, stop);
 			if (ret)
 				return ret;
 			continue;
@@ -266,7 +261,8 @@ static int send_iov(int fd, struct iovec *iov, int cnt, int timeout_ms)
 }
 
 /* Receives exactly len bytes before deadline (setup-time only). */
-static int recv_exact(int fd, void *buf, size_t len, int64_t deadline)
+static int recv_exact(int fd, void *buf, size_t len, int64_t deadline,
+		      const struct rblk_client_stop *stop)
 {
 	size_t got = 0;
 	ssize_t n;
@@ -284,7 +280,7 @@ static int recv_exact(int fd, void *buf, size_t len, int64_t deadline)
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		ret = wait_fd(fd, POLLIN, rblk_left_ms(deadline));
+		ret = wait_fd(fd, POLLIN, rblk_left_ms(deadline), stop);
 		if (ret)
 			return ret;
 	}
@@ -296,7 +292,7 @@ static int tcp_send_msg(struct rblk_client_conn *c, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	return send_iov(c->fd, &iov, 1, timeout_ms);
+	return send_iov(c->fd, &iov, 1, timeout_ms, &c->stop);
 }
 
 static int tcp_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
@@ -312,7 +308,7 @@ static int tcp_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 		deadline = -1;
 	if (max < sizeof(hdr))
 		return -EINVAL;
-	ret = recv_exact(c->fd, &hdr, sizeof(hdr), deadline);
+	ret = recv_exact(c->fd, &hdr, sizeof(hdr), deadline, &c->stop);
 	if (ret)
 		return ret;
 	if (rblk_decode_hdr(&hdr, sizeof(hdr), (uint32_t)max, &type, &length) !=
@@ -320,7 +316,7 @@ static int tcp_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 		return -EPROTO;
 	memcpy(buf, &hdr, sizeof(hdr));
 	ret = recv_exact(c->fd, (uint8_t *)buf + sizeof(hdr),
-			 length - sizeof(hdr), deadline);
+			 length - sizeof(hdr), deadline, &c->stop);
 	return ret ? ret : (int)length;
 }
 
@@ -349,7 +345,7 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
 	int64_t stall = rblk_now_ms() + c->stall_ms;
-	struct pollfd pfd = { .fd = c->fd };
+	short revents;
 	ssize_t n;
 	int ret;
 
@@ -364,13 +360,11 @@ static int send_draining(struct rblk_client_conn *c, struct rblk_queue *q,
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		pfd.events = POLLOUT | POLLIN;
-		ret = poll(&pfd, 1, rblk_left_ms(stall));
-		if (ret < 0 && errno != EINTR)
-			return -errno;
-		if (ret == 0)
-			return -ETIMEDOUT;
-		if (ret > 0 && (pfd.revents & POLLIN)) {
+		ret = rblk_client_wait_fd(c->fd, POLLOUT | POLLIN, rblk_left_ms(stall),
+					  &c->stop, &revents);
+		if (ret)
+			return ret;
+		if (revents & POLLIN) {
 			ret = tcp_poll(c, q, 0);
 			if (ret < 0)
 				return ret;
@@ -546,7 +540,8 @@ static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeou
 			/* Nothing more now: report what we have, or wait once. */
 			if (done || rblk_left_ms(deadline) == 0)
 				return done;
-			ret = wait_fd(c->fd, POLLIN, rblk_left_ms(deadline));
+			/* Bounded by the caller (sliced when it may stop). */
+			ret = wait_fd(c->fd, POLLIN, rblk_left_ms(deadline), NULL);
 			if (ret == -ETIMEDOUT)
 				return done;
 			if (ret)

@@ -30,6 +30,20 @@
 /* A transport's per-connection state; each transport defines the struct. */
 struct rblk_client_conn;
 
+/* A stopping caller (rblk_client_opts.stop), for waits that may block. */
+struct rblk_client_stop {
+	int  (*fn)(void *arg);		/* NULL: never stops */
+	void  *arg;
+};
+
+/*
+ * Waits up to timeout_ms (-1: no limit) for events on fd, asking stop
+ * every RBLK_STOP_POLL_MS; EINTR is retried.  0 when ready (*revents set
+ * if not NULL), -ETIMEDOUT, -ECANCELED when stop said so, or -errno.
+ */
+int rblk_client_wait_fd(int fd, short events, int timeout_ms,
+			const struct rblk_client_stop *stop, short *revents);
+
 struct rblk_client_conn_params {
 	const char *host;
 	const char *port;		/* never NULL: the core fills the default */
@@ -39,6 +53,8 @@ struct rblk_client_conn_params {
 	int         timeout_ms;		/* connect; > 0 */
 	int         stall_ms;		/* submit may wait this long for room;
 					 * 0: the transport's own bound */
+	struct rblk_client_stop stop;	/* setup waits and send stalls end
+					 * with -ECANCELED when it says so */
 };
 
 /* What start() is told after a successful LOGIN. */

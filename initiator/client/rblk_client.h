@@ -55,7 +55,22 @@ struct rblk_client_opts {
 	int         reconnect_delay_ms;	/* 0 = 2000: between reconnect attempts */
 	int         ctrl_loss_tmo_ms;	/* 0 = 600000: then held and new I/O fail */
 	int         fast_io_fail_tmo_ms; /* 0 = off: fail I/O early, keep trying */
+	/*
+	 * Optional: the caller is stopping (fio on SIGINT).  Asked at least
+	 * every RBLK_STOP_POLL_MS while the library waits; once it returns
+	 * nonzero, a wait that cannot end by itself at once is cut short:
+	 * connecting, logging in, reconnecting, a send that waits for room
+	 * end at once, and commands a live target has not answered within
+	 * RBLK_STOP_GRACE_MS.  rblk_queue_open then fails with -ECANCELED; an
+	 * open queue turns FAILED (-ECANCELED) and its outstanding I/O
+	 * completes with RBLK_S_IO_ERROR.  Called on the queue's thread.
+	 */
+	int       (*stop)(void *arg);
+	void       *stop_arg;
 };
+
+#define RBLK_STOP_POLL_MS	100	/* how often opts.stop is asked */
+#define RBLK_STOP_GRACE_MS	500	/* a live target's time to answer then */
 
 /* What a queue is doing; see rblk_queue_status. */
 enum rblk_queue_state {
@@ -129,7 +144,12 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
  * SHUTTING_DOWN.  Back LIVE, held commands are sent again in submission
  * order.  After fast_io_fail_tmo held and new I/O fail with
  * RBLK_S_IO_ERROR (-EIO from submit) while reconnecting goes on; after
- * ctrl_loss_tmo the queue is FAILED.  The timers run inside
+ * ctrl_loss_tmo the queue is FAILED.  A reconnect whose LOGIN the target
+ * refuses with NO_SUCH_VOLUME, ACCESS_DENIED or AUTH_FAILED (the volume
+ * was deleted, this host's access revoked, the secret changed) is final,
+ * as a connect refused with DNR is for the kernel's NVMe host: the queue
+ * is FAILED at once (-ENOENT or -EACCES, the reason in
+ * rblk_queue_status) and held and new I/O fail.  The timers run inside
  * rblk_queue_reap, which rblk_queue_fd wakes when they are due.
  */
 

@@ -4,7 +4,9 @@
  *
  *	LIVE --(reset, EOF, keep-alive or I/O timeout, SHUTTING_DOWN)--> CONNECTING
  *	CONNECTING --(connect + LOGIN + start)--> LIVE, held commands resent in order
- *	CONNECTING --(ctrl_loss_tmo; or a malformed response from LIVE)--> FAILED
+ *	CONNECTING --(ctrl_loss_tmo; a final LOGIN refusal)--> FAILED
+ *	LIVE --(a malformed response)--> FAILED
+ *	any --(the caller stops: opts.stop)--> FAILED
  *
  * and the queue's one clock: a timerfd, in the epoll fd rblk_queue_fd()
  * returns, armed for the next thing due -- a keep-alive to send or to give
@@ -23,6 +25,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +226,7 @@ void rblk_rc_fail(struct rblk_queue *q, int err, const char *why)
 	set_state(q, RBLK_QUEUE_FAILED);
 	q->err = err ? err : -EIO;
 	q->last_err = q->err;
+	snprintf(q->why, sizeof(q->why), "%.159s", why);
 	arm(q, NEVER);
 	rblk_client_fail_tags(q, TAG_SENT, RBLK_S_IO_ERROR);
 	rblk_client_fail_tags(q, TAG_HELD, RBLK_S_IO_ERROR);
@@ -368,6 +372,35 @@ static void reissue(struct rblk_queue *q)
 	rblk_queue_flush(q);
 }
 
+/*
+ * Whether a failed reconnect ends the queue: the target answered LOGIN
+ * with a verdict about the volume or this host, which trying again will
+ * not change -- the kernel's NVMe host stops reconnecting on a connect
+ * refused with DNR (no such subsystem, host not allowed) or on rejected
+ * authentication, and so do we.  A stopping caller ends it too.  Fails
+ * the queue and returns true then.
+ */
+static bool final_refusal(struct rblk_queue *q, int ret, const char *err)
+{
+	char why[256];
+
+	if (ret == -ECANCELED) {
+		rblk_rc_fail(q, ret, "stopped by the caller while reconnecting");
+		return true;
+	}
+	switch (q->refused) {
+	case RBLK_S_NO_SUCH_VOLUME:
+	case RBLK_S_ACCESS_DENIED:
+	case RBLK_S_AUTH_FAILED:
+	case RBLK_S_AUTH_REQUIRED:
+		snprintf(why, sizeof(why), "%.180s (final: the volume was deleted or this host's access revoked; not retried)",
+			 err);
+		rblk_rc_fail(q, ret, why);
+		return true;
+	}
+	return false;
+}
+
 static void attempt(struct rblk_queue *q, int64_t now)
 {
 	int budget = q->opts.timeout_ms > 0 ? q->opts.timeout_ms : DEF_CONNECT_MS;
@@ -390,6 +423,8 @@ static void attempt(struct rblk_queue *q, int64_t now)
 	attempt_no = ++q->attempt;
 	ret = rblk_client_connect(q, budget, err, sizeof(err));
 	now = rblk_now_ms();
+	if (ret && final_refusal(q, ret, err))
+		return;
 	if (!ret) {
 		unsigned held = q->nheld;
 
@@ -473,6 +508,10 @@ void rblk_rc_polled(struct rblk_queue *q, int ret)
 		rblk_rc_fail(q, ret, "malformed response from the target");
 		return;
 	}
+	if (ret == -ECANCELED) {
+		rblk_rc_fail(q, ret, "stopped by the caller");
+		return;
+	}
 	if (ret < 0) {
 		char why[96];
 
@@ -485,13 +524,42 @@ void rblk_rc_polled(struct rblk_queue *q, int ret)
 	}
 }
 
+/*
+ * A stopping caller (opts.stop) waits for nothing that cannot come at
+ * once: a queue without a connection fails now, a live one gives its
+ * target RBLK_STOP_GRACE_MS to answer what it has.  True when failed.
+ */
+static bool stopped(struct rblk_queue *q, int64_t now)
+{
+	char why[96];
+
+	if (!q->opts.stop || !q->opts.stop(q->opts.stop_arg))
+		return false;
+	if (!q->stop_at)
+		q->stop_at = now;
+	if (q->state == RBLK_QUEUE_CONNECTING) {
+		rblk_rc_fail(q, -ECANCELED, "stopped by the caller while reconnecting");
+		return true;
+	}
+	if ((q->nsent || q->nheld) && now - q->stop_at >= RBLK_STOP_GRACE_MS) {
+		snprintf(why, sizeof(why), "stopped by the caller; %u command(s) unanswered after %d ms",
+			 q->nsent + q->nheld, RBLK_STOP_GRACE_MS);
+		rblk_rc_fail(q, -ECANCELED, why);
+		return true;
+	}
+	return false;
+}
+
 void rblk_rc_step(struct rblk_queue *q, int wait_ms)
 {
 	int64_t now = rblk_now_ms();
 	int tmo = wait_ms, ret;
 
-	if (q->state == RBLK_QUEUE_FAILED)
+	if (q->state == RBLK_QUEUE_FAILED || stopped(q, now))
 		return;
+	/* A stop flag wakes nothing: look again at least this often. */
+	if (q->opts.stop && (tmo < 0 || tmo > RBLK_STOP_POLL_MS))
+		tmo = RBLK_STOP_POLL_MS;
 	if (q->timer_at != NEVER) {
 		int64_t t = q->timer_at - now;
 

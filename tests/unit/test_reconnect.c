@@ -12,7 +12,14 @@
  *    I/O while reconnecting goes on, and a later reconnect works;
  *  - an unanswered keep-alive declares the connection dead; answered ones
  *    keep an idle queue LIVE;
- *  - io_timeout tears the connection down and the command is resent.
+ *  - io_timeout tears the connection down and the command is resent;
+ *  - a reconnect refused NO_SUCH_VOLUME, ACCESS_DENIED or AUTH_FAILED is
+ *    final: held I/O fails at once and no attempt follows; other
+ *    refusals (NO_RESOURCES) are retried;
+ *  - a stopping caller (opts.stop) is heard within RBLK_STOP_POLL_MS
+ *    while reconnecting, while an attempt waits for LOGIN_RSP and at
+ *    open; a live target gets RBLK_STOP_GRACE_MS to answer, and a target
+ *    that answers is not cut off.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,6 +68,8 @@ struct fake {
 	atomic_int mode;
 	atomic_uint silent_conns;	/* commands on connections <= this are ignored */
 	atomic_int kick;	/* close the current connection */
+	atomic_int login_status; /* nonzero: LOGINs are refused with it */
+	atomic_int login_mute;	/* LOGINs are never answered */
 	atomic_int stop;
 	atomic_int listening;	/* what the thread did about listen_on */
 	atomic_uint nconn, nka;
@@ -106,10 +115,13 @@ static int serve_pdu(struct fake *f, int c, unsigned conn)
 
 		if (rblk_decode_login(buf, len, &l) != RBLK_S_OK)
 			return -1;
+		if (atomic_load(&f->login_mute))
+			return 0;
 		if (l.queue_depth < r.queue_depth)
 			r.queue_depth = l.queue_depth;
+		r.status = (uint16_t)atomic_load(&f->login_status);
 		wfull(c, buf, rblk_encode_login_rsp(buf, &r));
-		return 0;
+		return r.status ? -1 : 0;
 	}
 	if (type == RBLK_PDU_KEEPALIVE) {
 		uint16_t st;
@@ -573,6 +585,232 @@ static void test_io_timeout_reissues(void **state)
 	fake_stop(f);
 }
 
+
+/* The target forgot the volume (or this host): a reconnect's refusal is
+ * final for these statuses, retried for others. */
+static void final_refusal(int status, int err, const char *says)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .reconnect_delay_ms = 100 };
+	struct rblk_queue *q = open_q(f, &o);
+	static uint8_t b[2][4096];
+	struct rblk_io io[2] = { wr(b[0], 0), wr(b[1], 4096) }, extra = wr(b[0], 0);
+	struct rblk_queue_status st;
+	int64_t ms;
+
+	atomic_store(&f->mode, FM_SILENT);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rblk_queue_submit(q, &io[i]), 0);
+	atomic_store(&f->login_status, status);
+	atomic_store(&f->kick, 1);
+	ms = reap_n(q, 2, RBLK_S_IO_ERROR, 3000);
+	print_message("%s on reconnect: held I/O failed after %lld ms\n",
+		      rblk_status_str(status), (long long)ms);
+	assert_true(ms < 500);
+	rblk_queue_status(q, &st);
+	assert_int_equal(st.state, RBLK_QUEUE_FAILED);
+	assert_int_equal(st.last_err, err);
+	assert_non_null(strstr(st.reason, says));
+	assert_non_null(strstr(st.reason, "final"));
+	assert_int_equal(rblk_queue_submit(q, &extra), -ENOTCONN);
+	/* No attempt after the verdict (reconnect_delay is 100 ms). */
+	usleep(400 * 1000);
+	assert_true(rblk_queue_reap(q, (struct rblk_io *[DEPTH]){ 0 }, 0, DEPTH, 0) < 0);
+	assert_int_equal(f->nconn, 2);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+static void test_final_no_such_volume(void **state)
+{
+	final_refusal(RBLK_S_NO_SUCH_VOLUME, -ENOENT, "no such volume");
+}
+
+static void test_final_access_denied(void **state)
+{
+	final_refusal(RBLK_S_ACCESS_DENIED, -EACCES, "access denied");
+}
+
+static void test_final_auth_failed(void **state)
+{
+	final_refusal(RBLK_S_AUTH_FAILED, -EACCES, "auth");
+}
+
+static void test_busy_refusal_retried(void **state)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .reconnect_delay_ms = 100 };
+	struct rblk_queue *q = open_q(f, &o);
+	static uint8_t b[4096];
+	struct rblk_io io = wr(b, 0);
+
+	atomic_store(&f->mode, FM_SILENT);
+	assert_int_equal(rblk_queue_submit(q, &io), 0);
+	atomic_store(&f->login_status, RBLK_S_NO_RESOURCES);
+	atomic_store(&f->kick, 1);
+	assert_int_equal(rblk_queue_reap(q, (struct rblk_io *[DEPTH]){ 0 }, 1, DEPTH, 600), 0);
+	assert_int_equal(qstate(q), RBLK_QUEUE_CONNECTING);
+	assert_true(f->nconn >= 3);
+	atomic_store(&f->mode, FM_ANSWER);
+	atomic_store(&f->login_status, 0);
+	reap_n(q, 1, RBLK_S_OK, 3000);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+static atomic_int stop_flag;
+
+static int stop_fn(void *arg)
+{
+	return atomic_load((atomic_int *)arg);
+}
+
+/* Sets the stop flag and returns how long until the queue failed all its
+ * n outstanding I/O (-ECANCELED). */
+static int64_t stop_and_time(struct rblk_queue *q, unsigned n)
+{
+	struct rblk_queue_status st;
+	int64_t ms;
+
+	atomic_store(&stop_flag, 1);
+	ms = reap_n(q, n, RBLK_S_IO_ERROR, 3000);
+	rblk_queue_status(q, &st);
+	assert_int_equal(st.state, RBLK_QUEUE_FAILED);
+	assert_int_equal(st.last_err, -ECANCELED);
+	assert_non_null(strstr(st.reason, "stopped by the caller"));
+	return ms;
+}
+
+static void test_stop_while_reconnecting(void **state)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .reconnect_delay_ms = 5000,
+				      .stop = stop_fn, .stop_arg = &stop_flag };
+	struct rblk_queue *q;
+	static uint8_t b[4096];
+	struct rblk_io io = wr(b, 0);
+	int64_t ms;
+
+	atomic_store(&stop_flag, 0);
+	q = open_q(f, &o);
+	atomic_store(&f->mode, FM_SILENT);
+	assert_int_equal(rblk_queue_submit(q, &io), 0);
+	fake_listen(f, 0);
+	atomic_store(&f->kick, 1);
+	wait_state(q, RBLK_QUEUE_CONNECTING, 2000);
+	ms = stop_and_time(q, 1);
+	print_message("stop while reconnecting: I/O failed after %lld ms\n", (long long)ms);
+	assert_true(ms < 300);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+/* Sets the stop flag from another thread, 200 ms into the fake's second
+ * connection: the queue's thread is then inside an attempt. */
+struct stopper {
+	struct fake *f;
+	int64_t at;
+};
+
+static void *stopper_main(void *arg)
+{
+	struct stopper *s = arg;
+
+	while (atomic_load(&s->f->nconn) < 2)
+		usleep(1000);
+	usleep(200 * 1000);
+	s->at = rblk_now_ms();
+	atomic_store(&stop_flag, 1);
+	return NULL;
+}
+
+/* An attempt whose LOGIN is never answered would wait its whole budget
+ * (3 s here): the stop is heard inside it. */
+static void test_stop_inside_attempt(void **state)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .stop = stop_fn, .stop_arg = &stop_flag };
+	struct stopper st = { .f = f };
+	struct rblk_queue_status qs;
+	struct rblk_queue *q;
+	static uint8_t b[4096];
+	struct rblk_io io = wr(b, 0);
+	pthread_t thr;
+	int64_t ms;
+
+	atomic_store(&stop_flag, 0);
+	q = open_q(f, &o);
+	atomic_store(&f->mode, FM_SILENT);
+	assert_int_equal(rblk_queue_submit(q, &io), 0);
+	atomic_store(&f->login_mute, 1);
+	assert_int_equal(pthread_create(&thr, NULL, stopper_main, &st), 0);
+	atomic_store(&f->kick, 1);
+	/* Lost, then the first attempt (at once) waits for LOGIN_RSP. */
+	reap_n(q, 1, RBLK_S_IO_ERROR, 5000);
+	ms = rblk_now_ms() - st.at;
+	pthread_join(thr, NULL);
+	print_message("stop inside a reconnect attempt: I/O failed %lld ms after the stop\n",
+		      (long long)ms);
+	assert_true(ms < 300);
+	rblk_queue_status(q, &qs);
+	assert_int_equal(qs.state, RBLK_QUEUE_FAILED);
+	assert_int_equal(qs.last_err, -ECANCELED);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+static void test_stop_live(void **state)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .stop = stop_fn, .stop_arg = &stop_flag };
+	struct rblk_queue *q;
+	static uint8_t b[2][4096];
+	struct rblk_io io = wr(b[0], 0), late = wr(b[1], 4096);
+	int64_t ms;
+
+	atomic_store(&stop_flag, 0);
+	q = open_q(f, &o);
+	/* A target that answers is not cut off by a stop. */
+	atomic_store(&stop_flag, 1);
+	assert_int_equal(rblk_queue_submit(q, &late), 0);
+	reap_n(q, 1, RBLK_S_OK, 1000);
+	assert_int_equal(qstate(q), RBLK_QUEUE_LIVE);
+	/* One that does not answer gets the grace period, then no more. */
+	atomic_store(&stop_flag, 0);
+	atomic_store(&f->mode, FM_SILENT);
+	assert_int_equal(rblk_queue_submit(q, &io), 0);
+	ms = stop_and_time(q, 1);
+	print_message("stop with a live, silent target: I/O failed after %lld ms\n", (long long)ms);
+	assert_true(ms >= RBLK_STOP_GRACE_MS - 50 && ms < RBLK_STOP_GRACE_MS + 300);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
+static void test_stop_at_open(void **state)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .stop = stop_fn, .stop_arg = &stop_flag,
+				      .queue_depth = DEPTH, .timeout_ms = 5000,
+				      .host = "127.0.0.1", .volume = "vol0",
+				      .hostname = "unit-test" };
+	struct rblk_queue *q = NULL;
+	char port[16], err[256];
+	int64_t t0;
+	int ret;
+
+	snprintf(port, sizeof(port), "%u", f->port);
+	o.port = port;
+	atomic_store(&f->login_mute, 1);
+	atomic_store(&stop_flag, 1);
+	t0 = rblk_now_ms();
+	ret = rblk_queue_open(&o, &q, NULL, err, sizeof(err));
+	print_message("stop at open: %s after %lld ms\n", err, (long long)(rblk_now_ms() - t0));
+	assert_int_equal(ret, -ECANCELED);
+	assert_true(rblk_now_ms() - t0 < 300);
+	assert_null(q);
+	fake_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +822,14 @@ int main(void)
 		cmocka_unit_test(test_fast_io_fail_then_reconnect),
 		cmocka_unit_test(test_keepalive),
 		cmocka_unit_test(test_io_timeout_reissues),
+		cmocka_unit_test(test_final_no_such_volume),
+		cmocka_unit_test(test_final_access_denied),
+		cmocka_unit_test(test_final_auth_failed),
+		cmocka_unit_test(test_busy_refusal_retried),
+		cmocka_unit_test(test_stop_while_reconnecting),
+		cmocka_unit_test(test_stop_inside_attempt),
+		cmocka_unit_test(test_stop_live),
+		cmocka_unit_test(test_stop_at_open),
 	};
 
 	/* The reconnect log lines are warnings: keep them out of the output. */
