@@ -33,7 +33,7 @@ struct rblk_fio_options {
 	char *secret_file;
 	unsigned int queue_depth;
 	unsigned int fua;
-	unsigned int timeout_ms;
+	unsigned int timeout;		/* s, like every rblk timeout */
 	/* faults, in seconds (docs: tools/fio/README.md) */
 	int keep_alive_tmo;
 	int io_timeout;
@@ -56,6 +56,7 @@ struct rblk_fio_data {
 	struct io_u **failed;		/* failed in commit, reported by getevents */
 	unsigned nfailed;
 	unsigned slots;			/* size of each array above */
+	int failed_told;		/* the queue's failure was logged */
 };
 
 static struct fio_option options[] = {
@@ -136,13 +137,17 @@ static struct fio_option options[] = {
 		.group = FIO_OPT_G_INVALID,
 	},
 	{
+		/* Seconds, as every other rblk timeout; at most an hour, so
+		 * that a value in ms (what it was once) is refused, not an
+		 * hour-long wait. */
 		.name = "rblk_timeout",
 		.lname = "rblk connect timeout",
 		.type = FIO_OPT_INT,
-		.off1 = offsetof(struct rblk_fio_options, timeout_ms),
-		.minval = 0,
-		.def = "10000",
-		.help = "Connect + login timeout in milliseconds",
+		.off1 = offsetof(struct rblk_fio_options, timeout),
+		.minval = 1,
+		.maxval = 3600,
+		.def = "10",
+		.help = "Seconds to connect and log in (also bounds each reconnect attempt)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -206,6 +211,19 @@ static struct fio_option options[] = {
 	},
 };
 
+/*
+ * fio's signal handler (SIGINT, SIGTERM, in whichever fio process got
+ * it) marks the job to terminate, and so does the end of --runtime; the
+ * client library asks this while it waits, so a job blocked on a lost
+ * target ends within a second instead of at ctrl_loss_tmo.
+ */
+static int job_stopping(void *arg)
+{
+	struct thread_data *td = arg;
+
+	return td->terminate;
+}
+
 static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co,
 			     unsigned depth)
 {
@@ -220,12 +238,14 @@ static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co
 		.secret_file = o->secret_file,
 		.queue_id = (td->thread_number - 1) & 0xffff,
 		.queue_depth = depth,
-		.timeout_ms = (int)o->timeout_ms,
+		.timeout_ms = rblk_tmo_from_sec(o->timeout),
 		.keep_alive_tmo_ms = rblk_tmo_from_sec(o->keep_alive_tmo),
 		.io_timeout_ms = rblk_tmo_from_sec(o->io_timeout),
 		.reconnect_delay_ms = rblk_tmo_from_sec(o->reconnect_delay),
 		.ctrl_loss_tmo_ms = rblk_tmo_from_sec(o->ctrl_loss_tmo),
 		.fast_io_fail_tmo_ms = rblk_tmo_from_sec(o->fast_io_fail_tmo),
+		.stop = job_stopping,
+		.stop_arg = td,
 	};
 }
 
@@ -528,6 +548,21 @@ static int to_ms(const struct timespec *t)
 	return (int)(t->tv_sec * 1000 + (t->tv_nsec + 999999) / 1000000);
 }
 
+/* Says once, in fio's own log, why the job's queue gave up. */
+static void note_failed(struct rblk_fio_data *d)
+{
+	struct rblk_queue_status st;
+
+	if (d->failed_told)
+		return;
+	rblk_queue_status(d->q, &st);
+	if (st.state != RBLK_QUEUE_FAILED)
+		return;
+	d->failed_told = 1;
+	log_err("rblk: the connection to the target failed for good: %s; failing the job's I/O\n",
+		st.reason);
+}
+
 static int rblk_fio_getevents(struct thread_data *td, unsigned int min,
 			      unsigned int max, const struct timespec *t)
 {
@@ -543,6 +578,7 @@ static int rblk_fio_getevents(struct thread_data *td, unsigned int min,
 
 	want_min = min > d->nevents ? min - d->nevents : 0;
 	n = rblk_queue_reap(d->q, d->reaped, want_min, max - d->nevents, to_ms(t));
+	note_failed(d);
 	if (n < 0) {
 		if (d->nevents)
 			return (int)d->nevents;
