@@ -10,7 +10,8 @@
 #  - SIGINT / SIGTERM to fio end the job within a second (fio's own
 #    handler marks it terminated; the engine hears that) while the target
 #    is gone (reconnecting), stopped (connected, silent), or while a
-#    reconnect attempt waits for a LOGIN answer that does not come.
+#    reconnect attempt waits for a LOGIN answer that does not come;
+#  - rblk_timeout is in seconds, as every other timeout.
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl
@@ -149,6 +150,32 @@ signal_case() {
 	[ "$how" = gone ] || stop_target TERM
 }
 
+# rblk_timeout is in seconds like every other timeout: 1 waits a second
+# for a LOGIN answer (it once meant 1 ms), and an old ms value is refused.
+case_timeout_unit() {
+	local t0 took
+	setup tmo
+	kill -STOP "$TARGET_PID"	# connects complete, LOGIN is not answered
+	t0=$(now_ms)
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+		--volume=tmo --hostname=fiohost --name=tmo --rw=read --bs=4k \
+		--size=1M --rblk_timeout=1 >"$T/tmo.out" 2>&1 && { kill -CONT "$TARGET_PID"; echo "fio ran"; return 1; }
+	took=$(($(now_ms) - t0))
+	kill -CONT "$TARGET_PID"
+	tail -n 3 "$T/tmo.out"
+	echo "note: rblk_timeout=1: login gave up after $took ms"
+	[ "$took" -ge 900 ] && [ "$took" -lt 3000 ] || { echo "rblk_timeout=1 waited $took ms, not about 1 s"; return 1; }
+	grep -q "LOGIN_RSP: timed out" "$T/tmo.out" || { echo "not a login timeout"; return 1; }
+	if "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+		--volume=tmo --hostname=fiohost --name=tmo2 --rw=read --bs=4k \
+		--size=1M --rblk_timeout=10000 >"$T/tmo2.out" 2>&1; then
+		echo "rblk_timeout=10000 (ms, once) was taken as seconds"; return 1
+	fi
+	grep -q "rblk_timeout.*out of range" "$T/tmo2.out" || { cat "$T/tmo2.out"; echo "unclear refusal"; return 1; }
+	stop_target TERM
+}
+
+run_case rblk-timeout-seconds case_timeout_unit
 run_case deleted case_deleted
 run_case revoked case_revoked
 run_case sigint-reconnecting signal_case int-gone INT gone
