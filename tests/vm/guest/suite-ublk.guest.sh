@@ -805,6 +805,48 @@ case_recovery_detach_quiesced() {
 	log "detach of the quiesced device: removed, the waiting write failed (rc $rc: $(head -c 80 dd.err))"
 }
 
+# The volume is deleted (--force) under an attached device: the queues'
+# reconnect is refused NO_SUCH_VOLUME, which is final, so I/O in flight
+# and new I/O fail at once with EIO (it used to be held for ctrl_loss_tmo,
+# 600 s), list says failed with the reason, and detach removes the device.
+case_volume_deleted() {
+	local fpid t0 t1 rc
+	case_setup
+	need_cmd fio
+	start_tgt 256M
+	attach --queues 2
+	dd if=/dev/urandom of="$DEV" bs=64k count=16 oflag=direct status=none || fail "write before the delete failed"
+	fio --name=load --filename="$DEV" --direct=1 --ioengine=libaio --rw=randwrite \
+		--bs=16k --iodepth=16 --time_based --runtime=300 --size=64M \
+		--allow_file_create=0 >fio.out 2>&1 &
+	fpid=$!
+	nap 2
+	kill -0 "$fpid" 2>/dev/null || { cat fio.out; fail "fio ended before the delete"; }
+	t0=$(_usecs)
+	"$CTL" --socket "$CASE_TMP/target.sock" volume delete vol0 --force || fail "volume delete --force failed"
+	fio_gone "$fpid"
+	t1=$(_usecs)
+	log "fio failed $(( (t1 - t0) / 1000 )) ms after the delete"
+	[ $(( (t1 - t0) / 1000000 )) -le 10 ] || fail "in-flight I/O took $(( (t1 - t0) / 1000000 )) s to fail"
+	grep -q "err=" fio.out || { tail -n 5 fio.out; fail "fio saw no I/O error"; }
+	t0=$(_usecs)
+	timeout 30 dd if="$DEV" of=/dev/null bs=4k count=1 iflag=direct 2>dd.err; rc=$?
+	t1=$(_usecs)
+	cat dd.err
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "a new read did not fail (rc $rc)"
+	grep -q "Input/output error" dd.err || fail "a new read did not fail with EIO"
+	[ $(( (t1 - t0) / 1000000 )) -le 5 ] || fail "a new read took $(( (t1 - t0) / 1000000 )) s to fail"
+	"$CTL" list | tee list.out
+	grep -q " failed " list.out || fail "list does not say failed"
+	grep -h "no such volume (final" /run/rblk/rblk-initiator.*.log | head -n 2 | cut -c1-200
+	grep -q "no such volume (final" /run/rblk/rblk-initiator.*.log || { show_logs; fail "the initiator log does not say why"; }
+	t0=$(_usecs)
+	detach "$DEV"
+	t1=$(_usecs)
+	log "detach took $(( (t1 - t0) / 1000 )) ms"
+	no_leftovers
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -828,4 +870,5 @@ run_case -t 180 recovery-supervisor-killed case_recovery_supervisor_killed
 run_case -t 180 recovery-target-down case_recovery_target_down
 run_case -t 180 recovery-foreground case_recovery_foreground
 run_case -t 120 recovery-detach-quiesced case_recovery_detach_quiesced
+run_case -t 180 volume-deleted case_volume_deleted
 cases_done
