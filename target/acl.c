@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Exports, sessions and access control: see acl.h for the design. */
 #include "acl.h"
+#include "acl_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +32,11 @@ void tgt_exports_unlock(void)
 struct tgt_export *tgt_exports_first(void)
 {
 	return reg_head;
+}
+
+struct tgt_export **tgt_exports_headp(void)
+{
+	return &reg_head;
 }
 
 struct tgt_export *tgt_export_find_locked(const char *name)
@@ -124,14 +130,14 @@ static void close_job_done(struct tgt_event *ev, int res, uint32_t flags)
 	free((char *)ev - offsetof(struct tgt_export, close_job.ev));
 }
 
-static void export_put(struct tgt_export *e)
+void tgt_export_put(struct tgt_export *e)
 {
 	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		export_free(e);
 }
 
 /*
- * export_put on reactor r's thread: the last reference of a deleted
+ * tgt_export_put on reactor r's thread: the last reference of a deleted
  * export closes its volume, and fdatasync of a file with much dirty data
  * (direct = no) can take seconds, which would stall every connection of
  * r.  It runs on r's offload thread instead (inline if that cannot start).
@@ -183,7 +189,7 @@ void tgt_exports_fini(void)
 			tgt_volume_close(e->vol);
 			e->vol = NULL;
 		}
-		export_put(e);
+		tgt_export_put(e);
 	}
 }
 
@@ -254,9 +260,7 @@ out_free:
 	return ret;
 }
 
-/* Appends e to the registry (lock held): list and discovery show volumes
- * in config order. */
-static void export_link_locked(struct tgt_export *e)
+void tgt_export_link_locked(struct tgt_export *e)
 {
 	struct tgt_export **tail;
 
@@ -283,9 +287,24 @@ int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
 		export_unbuilt(e);
 		return -EEXIST;
 	}
-	export_link_locked(e);
+	tgt_export_link_locked(e);
 	pthread_mutex_unlock(&reg_lock);
 	return 0;
+}
+
+int tgt_export_prepare(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
+		       struct tgt_export **ep, char *err, size_t errlen)
+{
+	return export_new(vol, cfg, ep, err, errlen);
+}
+
+void tgt_export_discard(struct tgt_export *e)
+{
+	if (!e)
+		return;
+	if (e->vol)
+		tgt_volume_close(e->vol);
+	export_unbuilt(e);
 }
 
 int tgt_export_check(const struct tgt_volume_cfg *cfg, char *err, size_t errlen)
@@ -618,155 +637,8 @@ int tgt_export_remove(const char *name, bool force)
 		tgt_reactor_post_work(s->reactor, &s->kick_work);
 	}
 	pthread_mutex_unlock(&reg_lock);
-	export_put(e);
+	tgt_export_put(e);
 	return 0;
-}
-
-/* ---- a change set (config reload) ----------------------------------------- */
-
-int tgt_export_prepare(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
-		       struct tgt_export **ep, char *err, size_t errlen)
-{
-	return export_new(vol, cfg, ep, err, errlen);
-}
-
-void tgt_export_discard(struct tgt_export *e)
-{
-	if (!e)
-		return;
-	if (e->vol)
-		tgt_volume_close(e->vol);
-	export_unbuilt(e);
-}
-
-static bool same_secret(const struct rblk_secret *a, const struct rblk_secret *b)
-{
-	if (!a || !b)
-		return a == b;
-	return a->len == b->len && !memcmp(a->key, b->key, a->len);
-}
-
-bool tgt_export_same_access(const struct tgt_export *prep)
-{
-	const struct tgt_export *e;
-	bool same = false;
-
-	pthread_mutex_lock(&reg_lock);
-	e = tgt_export_find_locked(prep->name);
-	if (e && e->n_hosts == prep->n_hosts && e->any_host == prep->any_host &&
-	    same_secret(e->secret, prep->secret)) {
-		same = true;
-		for (unsigned i = 0; i < e->n_hosts; i++)
-			same = same && !strcmp(e->hosts[i], prep->hosts[i]);
-	}
-	pthread_mutex_unlock(&reg_lock);
-	return same;
-}
-
-/* Whether change c can be made now (lock held); 0 or -errno with why. */
-static int change_ok_locked(const struct tgt_export_change *c, char *err,
-			    size_t errlen)
-{
-	const struct tgt_export *e = tgt_export_find_locked(c->name);
-
-	if (c->op == TGT_EXPORT_ADD) {
-		if (!e)
-			return 0;
-		snprintf(err, errlen, "volume %s: already exists", c->name);
-		return -EEXIST;
-	}
-	if (!e) {
-		snprintf(err, errlen, "volume %s: vanished meanwhile", c->name);
-		return -ENOENT;
-	}
-	if (c->op != TGT_EXPORT_ACCESS && e->n_sessions) {
-		snprintf(err, errlen, "volume %s has %u session(s) attached: %s",
-			 c->name, e->n_sessions, c->op == TGT_EXPORT_REMOVE ?
-			 "detach them, or delete it with rblkctl volume delete --force" :
-			 "its store can change only with no session (detach them first)");
-		return -EBUSY;
-	}
-	return 0;
-}
-
-/* Unlinks the listed export named name (lock held); returns it. */
-static struct tgt_export *unlink_locked(const char *name, struct tgt_export *repl)
-{
-	struct tgt_export **pp, *e;
-
-	for (pp = &reg_head; *pp && strcmp((*pp)->name, name); pp = &(*pp)->next)
-		;
-	e = *pp;
-	if (repl) {
-		repl->next = e->next;
-		repl->listed = true;
-		*pp = repl;
-	} else {
-		*pp = e->next;
-	}
-	e->next = NULL;
-	__atomic_store_n(&e->listed, false, __ATOMIC_RELEASE);
-	return e;
-}
-
-/* Trades e's access part (ACL, secret) with prep's (lock held). */
-static void swap_access_locked(struct tgt_export *e, struct tgt_export *prep)
-{
-	struct tgt_export t = *e;
-
-	e->hosts = prep->hosts;
-	e->acl = prep->acl;
-	e->n_hosts = prep->n_hosts;
-	e->any_host = prep->any_host;
-	e->secret = prep->secret;
-	prep->hosts = t.hosts;
-	prep->acl = t.acl;
-	prep->n_hosts = t.n_hosts;
-	prep->any_host = t.any_host;
-	prep->secret = t.secret;
-}
-
-int tgt_exports_change(struct tgt_export_change *ch, unsigned n, char *err,
-		       size_t errlen)
-{
-	struct tgt_export **gone;
-	unsigned ngone = 0;
-	int ret = 0;
-
-	gone = calloc(n ? n : 1, sizeof(*gone));
-	if (!gone)
-		return -ENOMEM;
-	pthread_mutex_lock(&reg_lock);
-	for (unsigned i = 0; i < n && !ret; i++)
-		ret = change_ok_locked(&ch[i], err, errlen);
-	for (unsigned i = 0; i < n && !ret; i++) {
-		struct tgt_export_change *c = &ch[i];
-
-		switch (c->op) {
-		case TGT_EXPORT_ADD:
-			export_link_locked(c->prep);
-			c->prep = NULL;
-			break;
-		case TGT_EXPORT_REMOVE:
-			gone[ngone++] = unlink_locked(c->name, NULL);
-			break;
-		case TGT_EXPORT_REPLACE:
-			/* In place, in one step: a LOGIN finds the old or the
-			 * new volume, never none. */
-			gone[ngone++] = unlink_locked(c->name, c->prep);
-			c->prep = NULL;
-			break;
-		case TGT_EXPORT_ACCESS:
-			swap_access_locked(tgt_export_find_locked(c->name), c->prep);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&reg_lock);
-	/* No session holds these: the registry's reference is the last. */
-	for (unsigned i = 0; i < ngone; i++)
-		export_put(gone[i]);
-	free(gone);
-	return ret;
 }
 
 int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n,

@@ -189,6 +189,66 @@ static int check_start(const struct tgt_config *cfg, const char *conf_path)
 	return 0;
 }
 
+/*
+ * Reads and parses the config and runs check_start on it.  The text is
+ * kept (*text) for the admin socket: it must know what it read to tell
+ * an edit made since (docs/admin.md).  Returns -1 to go on with a start,
+ * else the exit status: 1 refused, 0 after --check-config's report.
+ */
+static int load_config(const char *conf_path, bool check,
+		       struct tgt_config *cfg, char **text)
+{
+	char err[512];
+	int ret;
+
+	ret = tgt_config_read(conf_path, text, err, sizeof(err));
+	if (!ret)
+		ret = tgt_config_parse(*text, conf_path, cfg, err, sizeof(err));
+	if (ret) {
+		rblk_err("config: %s", err);
+		free(*text);
+		return 1;
+	}
+	ret = check_start(cfg, conf_path);
+	if (!ret && !check)
+		return -1;
+	if (!ret) {
+		printf("%s: OK: %u volume(s), %u TCP listener(s)%s\n", conf_path,
+		       cfg->n_vols, cfg->n_listen_tcp,
+		       cfg->listen_rdma ? ", RDMA listener" : "");
+		/* What an upgraded config means now (docs/admin.md). */
+		for (unsigned i = 0; i < cfg->n_vols; i++)
+			if (!cfg->vols[i].allow_any_host && !cfg->vols[i].n_allow_hosts)
+				printf("note: volume %s admits no host (no allow_hosts, no allow_any_host = yes)\n",
+				       cfg->vols[i].name);
+	}
+	tgt_config_free(cfg);
+	free(*text);
+	return ret;
+}
+
+/*
+ * Blocks SIGTERM, SIGINT and SIGHUP before any thread exists, so that
+ * every thread inherits the mask and only the returned signalfd sees
+ * them.  -1 after logging why not.
+ */
+static int signals_fd(void)
+{
+	sigset_t mask;
+	int sfd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		rblk_err("signalfd: %s", strerror(errno));
+	return sfd;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -206,9 +266,9 @@ int main(int argc, char **argv)
 	struct tgt_server *srv = NULL;
 	struct tgt_admin *admin = NULL;
 	struct tgt_config cfg;
-	int check = 0, opt, ret, sfd, rc = 1, sig;
+	int opt, ret, sfd, rc = 1, sig;
+	bool check = false;
 	bool started = false;
-	sigset_t mask;
 	uint64_t t0;
 
 	rblk_log_init("rblk-target");
@@ -217,7 +277,7 @@ int main(int argc, char **argv)
 		case 'c': conf_path = optarg; break;
 		case 'f': break;
 		case 'l': level = optarg; break;
-		case 'k': check = 1; break;
+		case 'k': check = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("rblk-target %s (protocol %d)\n",
 				 RBLK_VERSION_STR, RBLK_PROTO_VERSION);
@@ -240,50 +300,15 @@ int main(int argc, char **argv)
 	if (dbg)
 		rblk_debug_mask = strtoul(dbg, NULL, 0);
 
-	/* The text is kept for the admin socket: it must know what it read
-	 * to tell an edit made since (docs/admin.md). */
-	ret = tgt_config_read(conf_path, &conf_text, err, sizeof(err));
-	if (!ret)
-		ret = tgt_config_parse(conf_text, conf_path, &cfg, err, sizeof(err));
-	if (ret) {
-		rblk_err("config: %s", err);
-		free(conf_text);
-		return 1;
-	}
+	ret = load_config(conf_path, check, &cfg, &conf_text);
+	if (ret >= 0)
+		return ret;	/* refused, or --check-config done */
 	volume_dir = cfg.volume_dir ? cfg.volume_dir : TGT_ADMIN_DEFAULT_VOLUME_DIR;
 	snprintf(vdir, sizeof(vdir), "%s", volume_dir);
-	if (check_start(&cfg, conf_path)) {
-		tgt_config_free(&cfg);
-		free(conf_text);
-		return 1;
-	}
-	if (check) {
-		printf("%s: OK: %u volume(s), %u TCP listener(s)%s\n", conf_path,
-		       cfg.n_vols, cfg.n_listen_tcp,
-		       cfg.listen_rdma ? ", RDMA listener" : "");
-		/* What an upgraded config means now (docs/admin.md). */
-		for (unsigned i = 0; i < cfg.n_vols; i++)
-			if (!cfg.vols[i].allow_any_host && !cfg.vols[i].n_allow_hosts)
-				printf("note: volume %s admits no host (no allow_hosts, no allow_any_host = yes)\n",
-				       cfg.vols[i].name);
-		tgt_config_free(&cfg);
-		free(conf_text);
-		return 0;
-	}
 	if (!level && cfg.log_level >= 0)
 		rblk_log_level = cfg.log_level;
-
-	/* Block the signals before any thread exists, so that every thread
-	 * inherits the mask and only the signalfd sees them. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	sfd = signals_fd();
 	if (sfd < 0) {
-		rblk_err("signalfd: %s", strerror(errno));
 		tgt_config_free(&cfg);
 		free(conf_text);
 		return 1;
