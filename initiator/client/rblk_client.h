@@ -60,8 +60,9 @@ struct rblk_client_opts {
 	 * every RBLK_STOP_POLL_MS while the library waits; once it returns
 	 * nonzero, a wait that cannot end by itself at once is cut short:
 	 * connecting, logging in, reconnecting, a send that waits for room
-	 * end at once, and commands a live target has not answered within
-	 * RBLK_STOP_GRACE_MS.  rblk_queue_open then fails with -ECANCELED; an
+	 * end at once, and a live target that sends nothing for
+	 * RBLK_STOP_GRACE_MS is given up on (one that answers is waited
+	 * for).  rblk_queue_open then fails with -ECANCELED; an
 	 * open queue turns FAILED (-ECANCELED) and its outstanding I/O
 	 * completes with RBLK_S_IO_ERROR.  Called on the queue's thread.
 	 */
@@ -70,7 +71,7 @@ struct rblk_client_opts {
 };
 
 #define RBLK_STOP_POLL_MS	100	/* how often opts.stop is asked */
-#define RBLK_STOP_GRACE_MS	500	/* a live target's time to answer then */
+#define RBLK_STOP_GRACE_MS	500	/* a live target's silence allowed then */
 
 /* What a queue is doing; see rblk_queue_status. */
 enum rblk_queue_state {

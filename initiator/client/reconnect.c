@@ -526,12 +526,16 @@ void rblk_rc_polled(struct rblk_queue *q, int ret)
 
 /*
  * A stopping caller (opts.stop) waits for nothing that cannot come at
- * once: a queue without a connection fails now, a live one gives its
- * target RBLK_STOP_GRACE_MS to answer what it has.  True when failed.
+ * once: a queue without a connection fails now; a live one waits for its
+ * target while answers come, and fails once the target has sent nothing
+ * for RBLK_STOP_GRACE_MS (stopped, hung, or behind a dead link the
+ * keep-alive has not found yet).  A slow target that answers is waited
+ * for, so a job that ends on time loses nothing.  True when failed.
  */
 static bool stopped(struct rblk_queue *q, int64_t now)
 {
-	char why[96];
+	int64_t quiet;
+	char why[128];
 
 	if (!q->opts.stop || !q->opts.stop(q->opts.stop_arg))
 		return false;
@@ -541,8 +545,9 @@ static bool stopped(struct rblk_queue *q, int64_t now)
 		rblk_rc_fail(q, -ECANCELED, "stopped by the caller while reconnecting");
 		return true;
 	}
-	if ((q->nsent || q->nheld) && now - q->stop_at >= RBLK_STOP_GRACE_MS) {
-		snprintf(why, sizeof(why), "stopped by the caller; %u command(s) unanswered after %d ms",
+	quiet = now - (q->last_rx > q->stop_at ? q->last_rx : q->stop_at);
+	if ((q->nsent || q->nheld) && quiet >= RBLK_STOP_GRACE_MS) {
+		snprintf(why, sizeof(why), "stopped by the caller; %u command(s) unanswered, nothing from the target for %d ms",
 			 q->nsent + q->nheld, RBLK_STOP_GRACE_MS);
 		rblk_rc_fail(q, -ECANCELED, why);
 		return true;

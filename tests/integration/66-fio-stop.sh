@@ -141,7 +141,7 @@ signal_case() {
 	# Where the queue was when the signal came, from why it gave up.
 	case $how in
 	gone)	want="stopped by the caller while reconnecting" ;;
-	stopped) want="stopped by the caller; [0-9]* command(s) unanswered after 500 ms" ;;
+	stopped) want="stopped by the caller; [0-9]* command(s) unanswered, nothing from the target for 500 ms" ;;
 	mute-login) want="stopped by the caller while reconnecting"
 		# inside the first attempt: it had not failed yet
 		grep -q "reconnect failed" "$T/$name.out" && { echo "not inside an attempt"; return 1; } ;;

@@ -18,8 +18,8 @@
  *    refusals (NO_RESOURCES) are retried;
  *  - a stopping caller (opts.stop) is heard within RBLK_STOP_POLL_MS
  *    while reconnecting, while an attempt waits for LOGIN_RSP and at
- *    open; a live target gets RBLK_STOP_GRACE_MS to answer, and a target
- *    that answers is not cut off.
+ *    open; a live target silent for RBLK_STOP_GRACE_MS is given up on,
+ *    and a target that answers is not cut off.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +53,7 @@ enum fmode {
 	FM_SILENT,		/* answer keep-alives, ignore commands */
 	FM_MUTE,		/* answer nothing */
 	FM_SHUTDOWN,		/* commands and keep-alives: SHUTTING_DOWN */
+	FM_SLOW,		/* answer each command 300 ms after it came */
 };
 
 struct cmd_log {
@@ -154,6 +155,8 @@ static int serve_pdu(struct fake *f, int c, unsigned conn)
 		    conn <= atomic_load(&f->silent_conns))
 			return 0;
 		r.tag = cmd.tag;
+		if (mode == FM_SLOW)
+			usleep(300 * 1000);
 		if (mode == FM_SHUTDOWN) {
 			r.status = RBLK_S_SHUTTING_DOWN;
 		} else if (cmd.opcode == RBLK_OP_WRITE) {
@@ -765,7 +768,7 @@ static void test_stop_live(void **state)
 	struct rblk_client_opts o = { .stop = stop_fn, .stop_arg = &stop_flag };
 	struct rblk_queue *q;
 	static uint8_t b[2][4096];
-	struct rblk_io io = wr(b[0], 0), late = wr(b[1], 4096);
+	struct rblk_io io = wr(b[0], 0), late = wr(b[1], 4096), slow[4];
 	int64_t ms;
 
 	atomic_store(&stop_flag, 0);
@@ -774,6 +777,18 @@ static void test_stop_live(void **state)
 	atomic_store(&stop_flag, 1);
 	assert_int_equal(rblk_queue_submit(q, &late), 0);
 	reap_n(q, 1, RBLK_S_OK, 1000);
+	assert_int_equal(qstate(q), RBLK_QUEUE_LIVE);
+	/* One that answers slowly is waited for as long as answers come:
+	 * four commands, one answer every 300 ms, 1.2 s in all. */
+	atomic_store(&f->mode, FM_SLOW);
+	for (unsigned i = 0; i < 4; i++) {
+		slow[i] = wr(b[1], 4096 * (i + 2));
+		assert_int_equal(rblk_queue_submit(q, &slow[i]), 0);
+	}
+	ms = reap_n(q, 4, RBLK_S_OK, 3000);
+	print_message("stop with a slow, answering target: all answered after %lld ms\n",
+		      (long long)ms);
+	assert_true(ms > RBLK_STOP_GRACE_MS);
 	assert_int_equal(qstate(q), RBLK_QUEUE_LIVE);
 	/* One that does not answer gets the grace period, then no more. */
 	atomic_store(&stop_flag, 0);
