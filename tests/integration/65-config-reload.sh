@@ -143,7 +143,10 @@ PY
 nochange "removing a volume with a session" "vol0 has 1 session(s) attached"
 sed -i "0,/^path = .*open.img$/s||path = $T/other.img|" "$CONF"
 nochange "changing the store of a volume with a session" "vol0 has 1 session(s) attached"
-grep -q "SIGHUP\|admin: config.reload refused: .*session" "$T/target.log" || fail "refusals not logged"
+grep -q "admin: config.reload refused: .*t.conf:[0-9]*: volume 'bad': field 'size'" "$T/target.log" ||
+	fail "a refused reload is not logged with its reason"
+grep -q "admin: config.reload refused: volume vol0 has 1 session(s) attached" "$T/target.log" ||
+	fail "a reload refused for a session is not logged"
 kill -HUP "$TARGET_PID"
 sleep 0.5
 cp "$T/good.conf" "$CONF"
