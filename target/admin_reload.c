@@ -314,7 +314,13 @@ static int reload(struct tgt_admin *a, json_object *rsp, char *err, size_t errle
 int tgt_admin_cmd_reload(struct tgt_admin *a, json_object *req,
 			 json_object *rsp, char *err, size_t errlen)
 {
-	return reload(a, rsp, err, errlen);
+	int ret = reload(a, rsp, err, errlen);
+	size_t n = strlen(err);
+
+	/* All or nothing: say which, next to why. */
+	if (ret && n && n < errlen)
+		snprintf(err + n, errlen - n, "; nothing changed");
+	return ret;
 }
 
 void tgt_admin_reload_signal(struct tgt_admin *a)
