@@ -213,7 +213,7 @@ void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 
 		n = rblk_encode_rsp(pdu, &rsp, 0);
 	} else if (type == RBLK_PDU_DISCOVER) {
-		n = rblk_encode_discover_rsp(pdu, status, 0);
+		n = rblk_encode_discover_rsp(pdu, status, 0, 0);
 	} else {
 		struct rblk_login_rsp rsp = { .status = status };
 
@@ -670,6 +670,7 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 {
 	struct rblk_discover_entry *ents;
 	char host[RBLK_NAME_MAX];
+	uint32_t flags = 0;
 	uint8_t *pdu;
 	unsigned n = 0;
 	size_t off;
@@ -683,7 +684,8 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 			  tgt_reactor_id(c->r), c->peer);
 		return -EPROTO;
 	}
-	ents = calloc(RBLK_DISCOVER_MAX, sizeof(*ents));
+	/* One more than an answer holds: to know whether the list is cut. */
+	ents = calloc(RBLK_DISCOVER_MAX + 1, sizeof(*ents));
 	pdu = malloc(sizeof(struct rblk_wire_discover_rsp) +
 		     RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry));
 	if (!ents || !pdu) {
@@ -694,8 +696,12 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	if (st == RBLK_S_OK)
 		n = tgt_acl_discover(host, (const struct sockaddr *)&c->peer_sa,
 				     c->auth.proven ? c->auth.first.volume : NULL,
-				     ents, RBLK_DISCOVER_MAX);
-	off = rblk_encode_discover_rsp(pdu, st, n);
+				     ents, RBLK_DISCOVER_MAX + 1);
+	if (n > RBLK_DISCOVER_MAX) {
+		n = RBLK_DISCOVER_MAX;
+		flags |= RBLK_DISCOVER_F_CUT;
+	}
+	off = rblk_encode_discover_rsp(pdu, st, n, flags);
 	for (unsigned i = 0; i < n; i++)
 		off += rblk_encode_discover_entry(pdu + off, &ents[i]);
 	if (c->ops->send_pdu(c, pdu, off)) {

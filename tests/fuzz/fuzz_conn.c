@@ -150,7 +150,7 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 		const size_t fixed = sizeof(struct rblk_wire_discover_rsp);
 		uint16_t status, count;
 
-		CHECK(rblk_decode_discover_rsp(pdu, fixed, &status, &count) == RBLK_S_OK);
+		CHECK(rblk_decode_discover_rsp(pdu, fixed, &status, &count, NULL) == RBLK_S_OK);
 		for (unsigned i = 0; i < count; i++) {
 			struct rblk_discover_entry e;
 

@@ -7,7 +7,8 @@
 # target must still serve LOGINs after each, the good clients' data must
 # verify, and the target must stop cleanly afterwards.  A bystander does
 # fio verify on a volume of its own (byst) throughout; each case also
-# fails if it has seen an error by then (issue 11).
+# fails if it has seen an error by then (issue 11).  Then a target with
+# more volumes than one DISCOVER answer holds (the answer says it is cut).
 . "$(dirname "$0")/lib.sh"
 require_target
 HOSTILE=$RBLK_BUILD/tests/tools/rblk-hostile
@@ -105,4 +106,26 @@ else
 	echo "RBLK-CASE: FAIL clean-stop-after-hostile exit $TARGET_RC"
 	nfail=$((nfail + 1))
 fi
+
+# More volumes open to a host than one DISCOVER answer holds (256): the
+# answer lists 256 and says the list is cut; rblkctl discover says so too.
+PORT=$(free_port) || fail "no free port"
+write_conf "$T/many.conf" null /dev/null 1M
+sed -i '/^path = \/dev\/null$/d' "$T/many.conf"
+for i in $(seq 1 299); do
+	printf '\n[volume v%03d]\nbackend = null\nsize = 1M\nallow_any_host = yes\n' "$i"
+done >>"$T/many.conf"
+: >"$T/target.log"
+start_target "$T/many.conf"
+timeout 30 "$HOSTILE" 127.0.0.1 "$PORT" vol0 discover-cut --volumes 300 >"$T/h-cut.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -x "$RBLKCTL_BIN" ]; then
+	"$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostile \
+		>"$T/cut.list" 2>"$T/cut.err" || rc=1
+	n=$(tail -n +2 "$T/cut.list" | wc -l)
+	echo "rblkctl discover: $n volume(s); $(cat "$T/cut.err")" >>"$T/h-cut.out"
+	[ "$n" -eq 256 ] && grep -q "lists only the first 256" "$T/cut.err" || rc=1
+fi
+verdict "$rc" hostile-discover-cut "$T/h-cut.out"
+stop_target TERM
 [ "$nfail" -eq 0 ]

@@ -11,6 +11,7 @@
  *                                    not part of "all"/"list")
  *                [--conns N]        (no-read, silent-write: connections)
  *                [--bind ADDR]      (connect from this local address)
+ *                [--volumes N]      (discover-cut: volumes open to us)
  *
  * Two attacks are not part of "all": they hold their connections for
  * --idle seconds while the caller measures what a bystander still gets.
@@ -19,6 +20,9 @@
  *   write-no-read N sessions each send 32 WRITEs of 1 MiB with their data
  *                 (as far as the target takes it) and never read
  * Each reports how many of its connections the target closed, and when.
+ *
+ * One more needs the caller's setup: discover-cut (a target with more
+ * than 256 volumes open to this host, --volumes N).
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -47,7 +51,8 @@ static unsigned g_seed = 1;
 static unsigned g_idle = 15;
 static uint64_t g_offset;	/* io-error: where the store fails */
 static unsigned g_conns;	/* no-read, silent-write: 0 = their default */
-static const char *g_bind;	/* local address to connect from */	/* seconds the target may take to drop an idle opening */
+static const char *g_bind;	/* local address to connect from */
+static unsigned g_min_vols;		/* discover-cut: volumes the target lists */
 
 /* ---- socket helpers ------------------------------------------------- */
 
@@ -304,7 +309,7 @@ static bool expect_fatal(int fd, int want, enum waiting w)
 	case AWAIT_DISCOVER_RSP:
 		r = recv_exact(fd, buf, sizeof(struct rblk_wire_discover_rsp), 3000);
 		if (r != 1 || rblk_decode_discover_rsp(buf, sizeof(struct rblk_wire_discover_rsp),
-						       &st, &count) != RBLK_S_OK || count)
+						       &st, &count, NULL) != RBLK_S_OK || count)
 			st = RBLK_S__MAX;
 		printf("  got: %s %s\n", st < RBLK_S__MAX ? "DISCOVER_RSP" : "no DISCOVER_RSP",
 		       st < RBLK_S__MAX ? rblk_status_str(st) : "");
@@ -824,7 +829,7 @@ static bool case_discover(void)
 	/* a command pipelined behind DISCOVER must not be executed */
 	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, 0, 0, 0, 0));
 	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
-	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count) != RBLK_S_OK) {
+	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count, NULL) != RBLK_S_OK) {
 		printf("  got: no/garbled DISCOVER_RSP\n");
 		close(fd);
 		return false;
@@ -1283,6 +1288,44 @@ static bool case_silent_write(void)
 	return n > 0;
 }
 
+/*
+ * Not in "all": a target with more volumes open to us (--volumes N) than
+ * one DISCOVER_RSP holds lists 256 and says the list is cut.
+ */
+static bool case_discover_cut(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_discover)], hdr[sizeof(struct rblk_wire_discover_rsp)];
+	uint8_t ent[sizeof(struct rblk_wire_discover_entry)];
+	uint16_t st, count;
+	uint32_t flags;
+	int fd = dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
+	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
+	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count, &flags) != RBLK_S_OK) {
+		printf("  got: no/garbled DISCOVER_RSP\n");
+		close(fd);
+		return false;
+	}
+	for (unsigned i = 0; i < count; i++)
+		if (recv_exact(fd, ent, sizeof(ent), 3000) != 1)
+			break;
+	printf("  got: DISCOVER_RSP %s, %u volume(s)%s (%u open to us)\n",
+	       rblk_status_str(st), count,
+	       flags & RBLK_DISCOVER_F_CUT ? ", marked cut" : ", not marked cut",
+	       g_min_vols);
+	ok = st == RBLK_S_OK && expect_closed(fd);
+	if (g_min_vols > RBLK_DISCOVER_MAX)
+		ok = ok && count == RBLK_DISCOVER_MAX && (flags & RBLK_DISCOVER_F_CUT);
+	else
+		ok = ok && count == g_min_vols && !(flags & RBLK_DISCOVER_F_CUT);
+	close(fd);
+	return ok;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -1322,6 +1365,7 @@ static const struct hcase cases[] = {
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "trickle-write", .fn = case_trickle_write },
+	{ .name = "discover-cut", .fn = case_discover_cut, .not_in_all = true },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
 	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
@@ -1357,7 +1401,8 @@ int main(int argc, char **argv)
 	const char *which;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S] [--idle S]\n");
+		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S] [--idle S]\n"
+			"       [--conns N] [--bind ADDR] [--offset BYTES] [--volumes N]\n");
 		return 2;
 	}
 	g_host = argv[1];
@@ -1377,6 +1422,8 @@ int main(int argc, char **argv)
 			g_conns = strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--bind"))
 			g_bind = argv[i + 1];
+		else if (!strcmp(argv[i], "--volumes"))
+			g_min_vols = strtoul(argv[i + 1], NULL, 0);
 	}
 	if (!g_garbage_bytes)
 		g_garbage_bytes = 1;
