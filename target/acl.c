@@ -17,6 +17,9 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tgt_export *reg_head;
 static unsigned reg_reactors = 1;
 static uint64_t next_session_id = 1;
+/* Secret generations: unique over every export, so that a challenge can
+ * name the secret it was issued under (reg_lock). */
+static uint64_t last_secret_gen;
 
 void tgt_exports_lock(void)
 {
@@ -241,6 +244,8 @@ int tgt_export_add(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
 		ret = -EEXIST;
 		goto out_free_secret;
 	}
+	if (e->secret)
+		e->secret_gen = ++last_secret_gen;
 	/* Append: list and discovery show volumes in config order. */
 	for (tail = &reg_head; *tail; tail = &(*tail)->next)
 		;
@@ -347,10 +352,18 @@ static int check_secret(struct tgt_auth_state *st, struct tgt_export *e,
 			return refuse(e, l, peer, RBLK_S_NO_RESOURCES,
 				      "no random bytes for a nonce");
 		st->challenged = true;
+		st->secret_gen = e->secret_gen;
 		st->first = *l;
 		memcpy(auth_out, st->nonce, RBLK_NONCE_LEN);
 		return RBLK_S_AUTH_REQUIRED;
 	}
+	/* The answer is checked against the secret the challenge was issued
+	 * under, or not at all: cleared, an answer would pass unchecked;
+	 * replaced, a client that proves the new one never got asked. */
+	if (!e->secret || e->secret_gen != st->secret_gen)
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+			      e->secret ? "the volume's secret was replaced during the challenge"
+					: "the volume's secret was cleared during the challenge");
 	if (!l->has_mac)
 		return refuse(e, l, peer, RBLK_S_AUTH_FAILED, "challenge not answered");
 	if (all_zero(l->ini_nonce, RBLK_NONCE_LEN))
@@ -400,7 +413,8 @@ int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 					: "allow_hosts is empty and allow_any_host is off");
 		goto out_unlock;
 	}
-	if (e->secret) {
+	/* An answer to a challenge is checked even if the secret is gone. */
+	if (e->secret || st->challenged) {
 		ret = check_secret(st, e, l, peer, auth_out);
 		if (ret != RBLK_S_OK)
 			goto out_unlock;
@@ -615,6 +629,8 @@ int tgt_export_set_secret(const char *name, const struct rblk_secret *secret)
 	}
 	old = e->secret;
 	e->secret = copy;
+	/* A challenge issued under the old secret cannot succeed now. */
+	e->secret_gen = ++last_secret_gen;
 	pthread_mutex_unlock(&reg_lock);
 	if (old) {
 		rblk_auth_clear_secret(old);

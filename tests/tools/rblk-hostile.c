@@ -11,6 +11,7 @@
  *                                    not part of "all"/"list")
  *                [--conns N]        (no-read, silent-write: connections)
  *                [--bind ADDR]      (connect from this local address)
+ *                [--secret-vol V --exec CMD]  (secret-cleared, below)
  *                [--volumes N]      (discover-cut: volumes open to us)
  *
  * Two attacks are not part of "all": they hold their connections for
@@ -21,8 +22,10 @@
  *                 (as far as the target takes it) and never read
  * Each reports how many of its connections the target closed, and when.
  *
- * One more needs the caller's setup: discover-cut (a target with more
- * than 256 volumes open to this host, --volumes N).
+ * Two more need the caller's setup: secret-cleared (a volume with a
+ * secret, --secret-vol, and a command, --exec, that clears that secret:
+ * run between the challenge and the answer) and discover-cut (a target
+ * with more than 256 volumes open to this host, --volumes N).
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -52,6 +55,8 @@ static unsigned g_idle = 15;
 static uint64_t g_offset;	/* io-error: where the store fails */
 static unsigned g_conns;	/* no-read, silent-write: 0 = their default */
 static const char *g_bind;	/* local address to connect from */
+static const char *g_secret_vol;	/* secret-cleared: a volume with a secret */
+static const char *g_exec;		/* secret-cleared: run while challenged */
 static unsigned g_min_vols;		/* discover-cut: volumes the target lists */
 
 /* ---- socket helpers ------------------------------------------------- */
@@ -1289,6 +1294,58 @@ static bool case_silent_write(void)
 }
 
 /*
+ * Not in "all": a challenge whose volume's secret is cleared (--exec)
+ * before the answer comes.  The answer, with a MAC no secret made, must
+ * be AUTH_FAILED: the challenge stays bound to the secret it was issued
+ * under, and an OK after a challenge would have to carry a proof.
+ */
+static bool case_secret_cleared(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login l = { .queue_depth = 4 };
+	struct rblk_login_rsp lr;
+	int fd, rc;
+	bool ok;
+
+	if (!g_secret_vol || !g_exec) {
+		printf("  needs --secret-vol VOLUME --exec CMD\n");
+		return false;
+	}
+	fd = dial();
+	if (fd < 0)
+		return false;
+	snprintf(l.volume, sizeof(l.volume), "%s", g_secret_vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	if (recv_exact(fd, buf, sizeof(buf), 3000) != 1 ||
+	    rblk_decode_login_rsp(buf, sizeof(buf), &lr) != RBLK_S_OK ||
+	    lr.status != RBLK_S_AUTH_REQUIRED) {
+		printf("  got no AUTH_REQUIRED for %s\n", g_secret_vol);
+		close(fd);
+		return false;
+	}
+	printf("  challenged; running: %s\n", g_exec);
+	fflush(stdout);
+	rc = system(g_exec);
+	if (rc != 0) {
+		printf("  the command failed (%d)\n", rc);
+		close(fd);
+		return false;
+	}
+	memset(l.auth_mac, 0x11, sizeof(l.auth_mac));	/* no secret made it */
+	memset(l.ini_nonce, 0x22, sizeof(l.ini_nonce));
+	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	ok = recv_exact(fd, buf, sizeof(buf), 3000) == 1 &&
+	     rblk_decode_login_rsp(buf, sizeof(buf), &lr) == RBLK_S_OK;
+	printf("  answer with a made-up MAC: %s\n", ok ? rblk_status_str(lr.status)
+						      : "no LOGIN_RSP");
+	ok = ok && lr.status == RBLK_S_AUTH_FAILED && expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+/*
  * Not in "all": a target with more volumes open to us (--volumes N) than
  * one DISCOVER_RSP holds lists 256 and says the list is cut.
  */
@@ -1365,6 +1422,7 @@ static const struct hcase cases[] = {
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "trickle-write", .fn = case_trickle_write },
+	{ .name = "secret-cleared", .fn = case_secret_cleared, .not_in_all = true },
 	{ .name = "discover-cut", .fn = case_discover_cut, .not_in_all = true },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
@@ -1402,7 +1460,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S] [--idle S]\n"
-			"       [--conns N] [--bind ADDR] [--offset BYTES] [--volumes N]\n");
+			"       [--conns N] [--bind ADDR] [--offset BYTES] [--secret-vol V --exec CMD] [--volumes N]\n");
 		return 2;
 	}
 	g_host = argv[1];
@@ -1422,6 +1480,10 @@ int main(int argc, char **argv)
 			g_conns = strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--bind"))
 			g_bind = argv[i + 1];
+		else if (!strcmp(argv[i], "--secret-vol"))
+			g_secret_vol = argv[i + 1];
+		else if (!strcmp(argv[i], "--exec"))
+			g_exec = argv[i + 1];
 		else if (!strcmp(argv[i], "--volumes"))
 			g_min_vols = strtoul(argv[i + 1], NULL, 0);
 	}
