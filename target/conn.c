@@ -194,10 +194,37 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
 }
 
+/*
+ * Closes gracefully with a last status PDU, which goes out after the
+ * answers of the commands still running: the peer gets what it asked for
+ * before it reads why the connection ends.
+ */
+static void close_told(struct tgt_conn *c, const void *pdu, size_t n,
+		       const char *why)
+{
+	if (c->nbusy) {
+		memcpy(c->last_pdu, pdu, n);
+		c->last_len = (uint8_t)n;
+	} else if (c->ops->send_pdu(c, pdu, n)) {
+		tgt_conn_close(c, true, "out of memory queueing a status");
+		return;
+	}
+	tgt_conn_close(c, false, why);
+}
+
+/* Every LOGIN the target reads gets a LOGIN_RSP, even a refused one. */
+static void close_login_told(struct tgt_conn *c, int status, const char *why)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp rsp = { .status = status };
+
+	close_told(c, pdu, rblk_encode_login_rsp(pdu, &rsp), why);
+}
+
 void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 		    const char *why)
 {
-	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	uint8_t pdu[sizeof(c->last_pdu)];
 	size_t n;
 
 	_Static_assert(sizeof(pdu) >= sizeof(struct rblk_wire_rsp) &&
@@ -215,15 +242,10 @@ void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 	} else if (type == RBLK_PDU_DISCOVER) {
 		n = rblk_encode_discover_rsp(pdu, status, 0, 0);
 	} else {
-		struct rblk_login_rsp rsp = { .status = status };
-
-		n = rblk_encode_login_rsp(pdu, &rsp);
-	}
-	if (c->ops->send_pdu(c, pdu, n)) {
-		tgt_conn_close(c, true, "out of memory queueing a status");
+		close_login_told(c, status, why);
 		return;
 	}
-	tgt_conn_close(c, false, why);
+	close_told(c, pdu, n, why);
 }
 
 static void put_chunk(struct tgt_conn *c, void *buf, uint32_t cap);
@@ -290,6 +312,15 @@ void tgt_req_sent(struct tgt_req *req, int err)
 	req->busy = false;
 	c->last_tx_ms = tgt_reactor_now_ms(c->r);
 	c->nbusy--;
+	if (!c->nbusy && c->last_len && !c->force_closed) {
+		/* The transport may close once this is queued, not before
+		 * (tgt_conn_quiet). */
+		uint8_t len = c->last_len;
+
+		c->last_len = 0;
+		if (c->ops->send_pdu(c, c->last_pdu, len))
+			tgt_conn_close(c, true, "out of memory queueing a status");
+	}
 	tgt_conn_put(c);
 }
 

@@ -80,6 +80,10 @@ struct tgt_conn {
 	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
 	bool     bufwait;
 	bool     bp_counted;		/* this stop is in the limit counts */
+	/* The status PDU that closes the connection (tgt_conn_fatal), held
+	 * until the answers of the commands already running are out. */
+	uint8_t  last_pdu[sizeof(struct rblk_wire_login_rsp)];
+	uint8_t  last_len;
 	struct tgt_event login_ev;	/* login_timeout timer */
 	struct __kernel_timespec login_ts;
 	bool     login_timer;		/* armed (holds a reference) */
@@ -152,13 +156,14 @@ void tgt_req_sent(struct tgt_req *req, int err);
 
 /*
  * A framing or state error the transport or conn.c found (status says
- * which; type is the PDU header's type byte): sends the peer the one
- * status PDU it can read in this state, then closes gracefully so that it
- * goes out (docs/protocol.md, "Errors that close the connection").  Before
- * LOGIN that is a LOGIN_RSP, or a DISCOVER_RSP when type is DISCOVER;
- * after it a RSP with tag RBLK_TAG_NONE.  why is logged as for
- * tgt_conn_close.  A connection that is closing already (target stopping)
- * is forced closed instead.
+ * which; type is the PDU header's type byte): closes gracefully and tells
+ * the peer the status with the one PDU it can read in this state, after
+ * the answers of the commands already running (docs/protocol.md, "Errors
+ * that close the connection").  Before LOGIN that is a LOGIN_RSP, or a
+ * DISCOVER_RSP when type is DISCOVER; after it a RSP with tag
+ * RBLK_TAG_NONE.  why is logged as for tgt_conn_close.  A connection that
+ * is closing already (target stopping) is forced closed instead.
+ * Transports close the stream only once tgt_conn_quiet() holds.
  */
 void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 		    const char *why);
@@ -168,6 +173,13 @@ void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
  * is logged once at info level (NULL: no log line).
  */
 void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason);
+
+/* Closing, conn.c has nothing more to hand the transport: every request
+ * answered and the closing status (if any) queued. */
+static inline bool tgt_conn_quiet(const struct tgt_conn *c)
+{
+	return !c->nbusy && !c->last_len;
+}
 
 void tgt_conn_get(struct tgt_conn *c);
 /* Drops a reference; the last one unlinks c and calls ops->free(c). */

@@ -1293,6 +1293,146 @@ static bool case_silent_write(void)
 	return n > 0;
 }
 
+/* ---- whole answers up to the close (errors that close a connection) ---- */
+
+/*
+ * Like recv_exact, but tells a clean close (FIN: 0) from a reset
+ * (-ECONNRESET); -1 on timeout.  slow: read in 16 KiB steps with a pause
+ * between them, so that the target's answer waits in its socket.
+ */
+static int recv_all(int fd, void *buf, size_t len, int timeout_ms, bool slow)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		size_t step = slow && len > 16384 ? 16384 : len;
+		ssize_t n;
+
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -1;
+		n = recv(fd, p, step, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == ECONNRESET ? -ECONNRESET : -1;
+		if (n == 0)
+			return 0;
+		p += n;
+		len -= n;
+		if (slow)
+			usleep(2000);
+	}
+	return 1;
+}
+
+/*
+ * The next PDU, whatever its type, into buf (cap bytes; the rest of a
+ * longer one is read and dropped).  Returns its length with *type set, 0
+ * when the target closed cleanly, -ECONNRESET when it reset the
+ * connection, -1 on timeout or a broken header.
+ */
+static int read_pdu(int fd, uint8_t *buf, size_t cap, uint8_t *type,
+		    int timeout_ms, bool slow)
+{
+	uint8_t junk[16384];
+	uint32_t len, got;
+	int r = recv_all(fd, buf, sizeof(struct rblk_wire_hdr), timeout_ms, false);
+
+	if (r <= 0)
+		return r;
+	if (rblk_decode_hdr(buf, sizeof(struct rblk_wire_hdr), RBLK_MAX_PDU,
+			    type, &len) != RBLK_S_OK)
+		return -1;
+	got = sizeof(struct rblk_wire_hdr);
+	if (len > got) {
+		uint32_t n = len < cap ? len : (uint32_t)cap;
+
+		r = recv_all(fd, buf + got, n - got, timeout_ms, slow);
+		if (r <= 0)
+			return r;
+		for (got = n; got < len; got += sizeof(junk) < len - got ?
+						  sizeof(junk) : len - got) {
+			r = recv_all(fd, junk, sizeof(junk) < len - got ?
+				     sizeof(junk) : len - got, timeout_ms, slow);
+			if (r <= 0)
+				return r;
+		}
+	}
+	return (int)len;
+}
+
+static const char *end_str(int r)
+{
+	return r == 0 ? "closed (FIN)" : r == -ECONNRESET ? "RESET" : "nothing (timeout)";
+}
+
+/*
+ * A 1 MiB READ, then a header of an unknown type in the same send, then
+ * 64 KiB more that the target never parses.  The target tells the peer
+ * INVALID_OPCODE and closes, but only once the READ's answer is out
+ * (docs/protocol.md, "Errors that close the connection"): the peer must
+ * get the READ's whole data, then the status, then a clean close.  The
+ * client reads slowly, so the answer is still in the target's socket when
+ * it closes: a close with unread input resets the connection and throws
+ * that away.
+ */
+static bool case_fatal_after_read(void)
+{
+	const uint32_t len = 1u << 20;
+	uint8_t *buf = malloc(64 + len), two[72], *junk = calloc(1, 65536);
+	bool ok = true;
+
+	for (int i = 0; ok && i < 5; i++) {
+		struct rblk_login_rsp lr;
+		int fd = dial_login(&lr), r, got_read = 0, got_fatal = 0;
+		uint8_t type;
+
+		if (fd < 0) {
+			ok = false;
+			break;
+		}
+		make_cmd(two, RBLK_OP_READ, 0, 1, 0, len, 0);
+		memset(two + 64, 0, 8);
+		two[64] = 99;			/* no such PDU type */
+		two[65] = RBLK_PROTO_VERSION;
+		two[68] = 8;
+		send_all(fd, two, sizeof(two));
+		usleep(100000);
+		/* The target stopped parsing; these bytes stay unread. */
+		send(fd, junk, 65536, MSG_NOSIGNAL | MSG_DONTWAIT);
+		usleep(200000);
+		while ((r = read_pdu(fd, buf, 64 + len, &type, 5000, true)) > 0) {
+			struct rblk_rsp rsp;
+
+			if (type != RBLK_PDU_RSP ||
+			    rblk_decode_rsp(buf, sizeof(struct rblk_wire_rsp), &rsp) != RBLK_S_OK) {
+				printf("  got: PDU type %u\n", type);
+				ok = false;
+				continue;
+			}
+			show(1, &rsp);
+			if (rsp.tag == 1 && rsp.status == RBLK_S_OK &&
+			    (uint32_t)r == sizeof(struct rblk_wire_rsp) + len && !got_fatal)
+				got_read++;
+			else if (rsp.tag == RBLK_TAG_NONE &&
+				 rsp.status == RBLK_S_INVALID_OPCODE && got_read)
+				got_fatal++;
+			else
+				ok = false;
+		}
+		printf("  then: %s\n", end_str(r));
+		if (got_read != 1 || got_fatal != 1 || r != 0) {
+			printf("  want: the READ's answer with all its data, then the status, then a clean close\n");
+			ok = false;
+		}
+		close(fd);
+	}
+	free(buf);
+	free(junk);
+	return ok;
+}
+
 /*
  * Not in "all": a challenge whose volume's secret is cleared (--exec)
  * before the answer comes.  The answer, with a MAC no secret made, must
@@ -1422,6 +1562,7 @@ static const struct hcase cases[] = {
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "trickle-write", .fn = case_trickle_write },
+	{ .name = "fatal-after-read", .fn = case_fatal_after_read },
 	{ .name = "secret-cleared", .fn = case_secret_cleared, .not_in_all = true },
 	{ .name = "discover-cut", .fn = case_discover_cut, .not_in_all = true },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
