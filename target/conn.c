@@ -532,6 +532,14 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	/* The decoder reads only the capsule and descriptors (have bytes);
 	 * pdu_len tells it how much inline data follows in the stream. */
 	st = rblk_decode_cmd(buf, pdu_len, &c->lim, &cmd, sgl);
+	if (cmd.tag == RBLK_TAG_NONE && c->state == TGT_CONN_LIVE) {
+		/* Its answer would read as a connection error: it is one. */
+		rblk_warn("reactor%u: %s: command with tag 0x%x (%s): closing",
+			  tgt_reactor_id(c->r), c->peer, RBLK_TAG_NONE,
+			  rblk_status_str(RBLK_S_BAD_TAG));
+		tgt_conn_fatal(c, RBLK_S_BAD_TAG, RBLK_PDU_CMD, NULL);
+		return -ECONNABORTED;
+	}
 	if (c->state == TGT_CONN_CLOSING) {
 		send_err(c, cmd.tag, RBLK_S_SHUTTING_DOWN, cmd.opcode);
 		return 0;
@@ -614,9 +622,11 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 	int st;
 
 	if (c->state != TGT_CONN_NEW) {
-		rblk_warn("reactor%u: %s: second LOGIN on a connection: closing",
-			  tgt_reactor_id(c->r), c->peer);
-		return -EPROTO;
+		rblk_warn("reactor%u: %s: second LOGIN on a connection (%s): closing",
+			  tgt_reactor_id(c->r), c->peer,
+			  rblk_status_str(RBLK_S_INVALID_OPCODE));
+		close_login_told(c, RBLK_S_INVALID_OPCODE, NULL);
+		return -ECONNABORTED;
 	}
 	memset(&l, 0, sizeof(l));
 	st = rblk_decode_login(buf, len, &l);
@@ -711,9 +721,14 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	 * secret gets to see that volume listed (docs/protocol.md); the
 	 * connection then closes like any discovery connection. */
 	if (c->state == TGT_CONN_LIVE && c->nbusy) {
-		rblk_warn("reactor%u: %s: DISCOVER with commands in flight: closing",
-			  tgt_reactor_id(c->r), c->peer);
-		return -EPROTO;
+		uint8_t pdu[sizeof(struct rblk_wire_discover_rsp)];
+
+		rblk_warn("reactor%u: %s: DISCOVER with commands in flight (%s): closing",
+			  tgt_reactor_id(c->r), c->peer,
+			  rblk_status_str(RBLK_S_INVALID_OPCODE));
+		close_told(c, pdu, rblk_encode_discover_rsp(pdu, RBLK_S_INVALID_OPCODE,
+							    0, 0), NULL);
+		return -ECONNABORTED;
 	}
 	/* One more than an answer holds: to know whether the list is cut. */
 	ents = calloc(RBLK_DISCOVER_MAX + 1, sizeof(*ents));
@@ -758,18 +773,22 @@ static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 	uint8_t pdu[sizeof(struct rblk_wire_keepalive)];
 	uint16_t status;
 	uint64_t seq;
+	int st;
 
 	if (c->state == TGT_CONN_NEW) {
 		rblk_warn("reactor%u: %s: KEEPALIVE before LOGIN (%s): closing",
 			  tgt_reactor_id(c->r), c->peer,
 			  rblk_status_str(RBLK_S_NOT_LOGGED_IN));
-		return -EPROTO;
+		tgt_conn_fatal(c, RBLK_S_NOT_LOGGED_IN, RBLK_PDU_KEEPALIVE, NULL);
+		return -ECONNABORTED;
 	}
-	if (rblk_decode_keepalive(buf, len, RBLK_PDU_KEEPALIVE, &status, &seq) !=
-	    RBLK_S_OK) {
-		rblk_warn("reactor%u: %s: malformed KEEPALIVE: closing",
-			  tgt_reactor_id(c->r), c->peer);
-		return -EPROTO;
+	st = rblk_decode_keepalive(buf, len, RBLK_PDU_KEEPALIVE, &status, &seq);
+	if (st != RBLK_S_OK) {
+		/* [V33]: told, like a framing error, then closed. */
+		rblk_warn("reactor%u: %s: malformed KEEPALIVE (%s): closing",
+			  tgt_reactor_id(c->r), c->peer, rblk_status_str(st));
+		tgt_conn_fatal(c, st, RBLK_PDU_KEEPALIVE, NULL);
+		return -ECONNABORTED;
 	}
 	status = c->state == TGT_CONN_CLOSING ? RBLK_S_SHUTTING_DOWN : RBLK_S_OK;
 	if (c->ops->send_pdu(c, pdu, rblk_encode_keepalive(pdu, RBLK_PDU_KEEPALIVE_RSP,

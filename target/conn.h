@@ -127,7 +127,7 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
  *            ops->resume().
  *   -ECONNABORTED  the connection is closing (conn.c may have answered
  *            with tgt_conn_fatal): take no more PDUs, do not force it.
- *   other    protocol error, already logged: close the connection.
+ *   other    out of memory: force the connection closed.
  */
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		 uint32_t pdu_len);

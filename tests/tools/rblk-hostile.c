@@ -1433,6 +1433,148 @@ static bool case_fatal_after_read(void)
 	return ok;
 }
 
+/* Reads LOGIN_RSPs until the connection ends; their statuses in st[]. */
+static int login_rsps(int fd, uint16_t *st, int max, int *end)
+{
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp lr;
+	uint8_t type;
+	int n = 0, r;
+
+	while ((r = read_pdu(fd, buf, sizeof(buf), &type, 3000, false)) > 0) {
+		if (type != RBLK_PDU_LOGIN_RSP ||
+		    rblk_decode_login_rsp(buf, (size_t)r, &lr) != RBLK_S_OK) {
+			printf("  got: PDU type %u\n", type);
+			n = -1;
+			break;
+		}
+		printf("  got: LOGIN_RSP %s\n", rblk_status_str(lr.status));
+		if (n >= 0 && n < max)
+			st[n] = lr.status;
+		n++;
+	}
+	*end = r;
+	printf("  then: %s\n", end_str(r));
+	return n;
+}
+
+static size_t login_pdu(uint8_t *pdu, const char *vol)
+{
+	struct rblk_login l = { .queue_depth = 4 };
+
+	snprintf(l.volume, sizeof(l.volume), "%s", vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	return rblk_encode_login(pdu, &l);
+}
+
+/*
+ * Every LOGIN the target reads gets a LOGIN_RSP: a second one on a logged
+ * in connection (sent with the first, or later) is refused with
+ * INVALID_OPCODE and the connection closes cleanly.  A LOGIN behind a
+ * command sent before LOGIN is not read: the client gets the one
+ * LOGIN_RSP (NOT_LOGGED_IN) it waits for, then a clean close.
+ */
+static bool case_login_twice(void)
+{
+	const size_t ll = sizeof(struct rblk_wire_login);
+	uint8_t two[2 * sizeof(struct rblk_wire_login) + 64];
+	uint16_t st[4];
+	int fd, n, end;
+	bool ok;
+
+	printf("  LOGIN and LOGIN in one send:\n");
+	login_pdu(two, g_vol);
+	login_pdu(two + ll, g_vol);
+	fd = dial();
+	if (fd < 0)
+		return false;
+	send_all(fd, two, 2 * ll);
+	n = login_rsps(fd, st, 4, &end);
+	close(fd);
+	ok = n == 2 && st[0] == RBLK_S_OK && st[1] == RBLK_S_INVALID_OPCODE && end == 0;
+
+	printf("  LOGIN, then another 0.2 s later:\n");
+	fd = dial();
+	if (fd < 0)
+		return false;
+	send_all(fd, two, ll);
+	usleep(200000);
+	send_all(fd, two, ll);
+	n = login_rsps(fd, st, 4, &end);
+	close(fd);
+	ok = ok && n == 2 && st[0] == RBLK_S_OK && st[1] == RBLK_S_INVALID_OPCODE &&
+	     end == 0;
+
+	printf("  a READ before LOGIN, and a LOGIN, in one send:\n");
+	make_cmd(two, RBLK_OP_READ, 0, 1, 0, 4096, 0);
+	login_pdu(two + 64, g_vol);
+	fd = dial();
+	if (fd < 0)
+		return false;
+	send_all(fd, two, 64 + ll);
+	n = login_rsps(fd, st, 4, &end);
+	close(fd);
+	ok = ok && n == 1 && st[0] == RBLK_S_NOT_LOGGED_IN && end == 0;
+	if (!ok)
+		printf("  want: OK then INVALID_OPCODE (twice), NOT_LOGGED_IN alone, each followed by a clean close\n");
+	return ok;
+}
+
+/*
+ * [V33] A malformed KEEPALIVE (longer than 24 bytes, a status, a reserved
+ * byte) is told INVALID_FIELD, and one before LOGIN NOT_LOGGED_IN, as
+ * every framing error: then the connection closes.
+ */
+static bool bad_keepalive(void (*mangle)(uint8_t *ka, size_t *len), bool do_login,
+			  int want)
+{
+	struct rblk_login_rsp lr;
+	uint8_t ka[32] = { 0 };
+	size_t len = rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 7);
+	int fd = do_login ? dial_login(&lr) : dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	if (mangle)
+		mangle(ka, &len);
+	send_all(fd, ka, len);
+	ok = expect_fatal(fd, want, do_login ? AWAIT_RSP : AWAIT_LOGIN_RSP);
+	close(fd);
+	return ok;
+}
+
+static void ka_long(uint8_t *ka, size_t *len) { *len = 32; ka[4] = 32; }
+static void ka_status(uint8_t *ka, size_t *len) { ka[8] = RBLK_S_IO_ERROR; }
+static void ka_rsvd(uint8_t *ka, size_t *len) { ka[12] = 1; }
+
+static bool case_bad_keepalive(void)
+{
+	return bad_keepalive(ka_long, true, RBLK_S_INVALID_FIELD) &&
+	       bad_keepalive(ka_status, true, RBLK_S_INVALID_FIELD) &&
+	       bad_keepalive(ka_rsvd, true, RBLK_S_INVALID_FIELD) &&
+	       bad_keepalive(NULL, false, RBLK_S_NOT_LOGGED_IN);
+}
+
+/*
+ * A command with tag 0xFFFFFFFF: its answer would read as a connection
+ * error (RBLK_TAG_NONE), so it is one: told BAD_TAG for that tag, closed.
+ */
+static bool case_tag_none(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, RBLK_TAG_NONE, 0, 0, 0));
+	ok = expect_fatal(fd, RBLK_S_BAD_TAG, AWAIT_RSP);
+	close(fd);
+	return ok;
+}
+
 /*
  * Not in "all": a challenge whose volume's secret is cleared (--exec)
  * before the answer comes.  The answer, with a MAC no secret made, must
@@ -1563,6 +1705,9 @@ static const struct hcase cases[] = {
 	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "trickle-write", .fn = case_trickle_write },
 	{ .name = "fatal-after-read", .fn = case_fatal_after_read },
+	{ .name = "login-twice", .fn = case_login_twice },
+	{ .name = "bad-keepalive", .fn = case_bad_keepalive },
+	{ .name = "tag-none", .fn = case_tag_none },
 	{ .name = "secret-cleared", .fn = case_secret_cleared, .not_in_all = true },
 	{ .name = "discover-cut", .fn = case_discover_cut, .not_in_all = true },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
