@@ -302,18 +302,19 @@ static void framing_error(struct tcp_conn *tc, const char *what, int st,
 }
 
 /*
- * Room in the WRITE's chunk for want bytes of payload.  The chunk grows
+ * Room in the WRITE's chunk for need bytes of payload.  The chunk grows
  * with what has arrived: what is buffered plus what the socket holds
  * (SIOCINQ), at least doubling, so a client that streams its payload gets
  * the whole chunk at once and one that trickles holds about what it sent.
  * false: paused for memory (conn.c resumes us), or closing.
  */
-static bool data_room(struct tcp_conn *tc, uint32_t want)
+static bool data_room(struct tcp_conn *tc, uint32_t need)
 {
 	struct tgt_req *req = tc->data_req;
+	uint32_t want = need;
 	int inq = 0;
 
-	if (req->buf && req->buf_cap >= want)
+	if (req->buf && req->buf_cap >= need)
 		return true;
 	if (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading)
 		return false;	/* settle() drops it */
@@ -324,7 +325,7 @@ static bool data_room(struct tcp_conn *tc, uint32_t want)
 		want = 2 * req->buf_cap;
 	if (want < TCP_DATA_MIN)
 		want = TCP_DATA_MIN;
-	if (tgt_req_data_room(req, tc->data_got, want)) {
+	if (tgt_req_data_room(req, tc->data_got, need, want)) {
 		tc->paused = true;
 		return false;
 	}

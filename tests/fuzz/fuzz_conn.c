@@ -400,7 +400,8 @@ static void fz_parse(struct fz_conn *f)
 				}
 				if (want < 2 * f->data_req->buf_cap)
 					want = 2 * f->data_req->buf_cap;
-				if (tgt_req_data_room(f->data_req, f->data_got, want)) {
+				if (tgt_req_data_room(f->data_req, f->data_got,
+						      f->data_got + n, want)) {
 					f->paused = true;
 					return;
 				}
@@ -516,8 +517,10 @@ static void fz_free(struct tgt_conn *c)
 	struct fz_conn *f = fz_of(c);
 
 	CHECK(f == fz_live);
-	CHECK(c->nbusy == 0 && c->buf_bytes == 0 && c->ndisk == 0 && c->nfetch == 0);
-	CHECK(!f->kick_busy && !c->bufwait && !c->login_timer);
+	CHECK(c->nbusy == 0 && c->share.bytes == 0 && c->ndisk == 0 && c->nfetch == 0);
+	CHECK(!c->share.pin[TGT_PIN_RX] && !c->share.pin[TGT_PIN_TX] && !c->share.grant);
+	CHECK(!f->kick_busy && c->share.wait == TGT_SHARE_NONE &&
+	      !c->share.ev_queued && !c->login_timer);
 	CHECK(c->state == TGT_CONN_CLOSING);
 	free(f->rbuf);
 	free(f);

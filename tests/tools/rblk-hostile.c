@@ -9,7 +9,8 @@
  *                [--idle SECONDS]   (idle-no-login: how long to wait)
  *                [--offset BYTES]   (io-error: where a fault volume fails;
  *                                    not part of "all"/"list")
- *                [--conns N]        (no-read, silent-write: connections)
+ *                [--conns N]        (no-read, silent-write, unfinished-write:
+ *                                    connections)
  *                [--bind ADDR]      (connect from this local address)
  *                [--secret-vol V --exec CMD]  (secret-cleared, below)
  *                [--volumes N]      (discover-cut: volumes open to us)
@@ -20,6 +21,10 @@
  *   silent-write  N sessions each send a WRITE announcing 1 MiB and 1 byte
  *   write-no-read N sessions each send 32 WRITEs of 1 MiB with their data
  *                 (as far as the target takes it) and never read
+ *   unfinished-write  N sessions each send a WRITE of 1 MiB with all of
+ *                 its data but the last byte
+ *   slow-read     one session sends 32 READs of 1 MiB and reads the
+ *                 answers at 1.25 MiB/s (fails if the target closes it)
  * Each reports how many of its connections the target closed, and when.
  *
  * Two more need the caller's setup: secret-cleared (a volume with a
@@ -1211,6 +1216,49 @@ static bool case_no_read(void)
 	return n > 0;
 }
 
+/*
+ * A session that sends 32 READs of 1 MiB and reads the answers slowly
+ * but steadily (64 KiB every 50 ms, 1.25 MiB/s) for --idle seconds:
+ * answers that move, however slowly, must not be taken for a client
+ * that stopped reading.  Fails if the target closes it.
+ */
+static bool case_slow_read(void)
+{
+	struct rblk_login_rsp lr;
+	struct timespec t0, t;
+	uint8_t cmd[64], *buf = malloc(65536);
+	size_t got = 0;
+	int fd = dial_login_depth(32, &lr);
+	bool ok = true;
+
+	if (fd < 0) {
+		free(buf);
+		return false;
+	}
+	for (uint32_t tag = 0; tag < lr.queue_depth && tag < 32; tag++) {
+		make_cmd(cmd, RBLK_OP_READ, 0, tag, (uint64_t)tag << 20, 1u << 20, 0);
+		send_all(fd, cmd, sizeof(cmd));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		ssize_t n = recv(fd, buf, 65536, MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			ok = false;
+			break;
+		}
+		if (n > 0)
+			got += (size_t)n;
+		usleep(50000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < (time_t)g_idle);
+	printf("  read %zu KiB of answers slowly in %u s: %s\n", got >> 10, g_idle,
+	       ok ? "still open" : "CLOSED by the target");
+	close(fd);
+	free(buf);
+	return ok && got > 0;
+}
+
 /* Sessions that send 32 WRITEs of 1 MiB (data and all, as far as the
  * target reads it within a second) and never read an answer. */
 static bool case_write_no_read(void)
@@ -1665,6 +1713,34 @@ static bool case_discover_cut(void)
 	return ok;
 }
 
+/* Sessions that each send a 1 MiB WRITE but its last byte. */
+static bool case_unfinished_write(void)
+{
+	const uint32_t len = 1u << 20;
+	unsigned n = g_conns ? g_conns : 32;
+	int *fds = calloc(n, sizeof(*fds));
+	uint8_t *pdu = malloc(64 + len);
+	struct rblk_login_rsp lr;
+
+	memset(pdu, 0xcd, 64 + len);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login(&lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, lr.size / 2, len, len);
+		/* Never blocks long: the target takes it all but the byte. */
+		send_all(fds[i], pdu, 64 + len - 1);
+	}
+	printf("  %u session(s), each a WRITE of 1 MiB with all but its last byte sent\n", n);
+	fflush(stdout);
+	hold_unread(fds, n);
+	close_all(fds, n);
+	free(pdu);
+	return n > 0;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -1710,8 +1786,10 @@ static const struct hcase cases[] = {
 	{ .name = "tag-none", .fn = case_tag_none },
 	{ .name = "secret-cleared", .fn = case_secret_cleared, .not_in_all = true },
 	{ .name = "discover-cut", .fn = case_discover_cut, .not_in_all = true },
+	{ .name = "unfinished-write", .fn = case_unfinished_write, .not_in_all = true },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
+	{ .name = "slow-read", .fn = case_slow_read, .not_in_all = true },
 	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
 	{ .name = "write-no-read", .fn = case_write_no_read, .not_in_all = true },
 };
