@@ -361,29 +361,36 @@ static void evict(struct tgt_share *s, struct tgt_conn *v)
 
 /*
  * While anyone waits in line: make room by closing the stalled holder of
- * the memory the first waiter lacks, one at a time (the next only once
- * the last one's chunks are back).
+ * the memory the first waiter lacks (its host's, when its host's share is
+ * what it lacks), or else of the pool, for the first waiter the pool is
+ * short for; one at a time, the next only once the last one's chunks are
+ * back.  At most two scans of the reactor's connections a period.
  */
 static void relief_done(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tgt_share *s = (struct tgt_share *)
 		((char *)ev - offsetof(struct tgt_share, relief_ev));
+	struct tgt_conn *head = s->line, *v = NULL;
 
 	s->relief_armed = false;
-	if (res == -ECANCELED || !s->line)
+	if (res == -ECANCELED || !head)
 		return;
 	if (!s->evicting) {
-		for (struct tgt_conn *w = s->line; w; w = w->share.next) {
-			size_t sz = tgt_buf_chunk_size(w->share.want);
-			struct tgt_conn *v;
+		struct tgt_conn *w = head;
 
-			v = victim(s, fits(w, sz, w->share.credit) == FIT_HOST_CAP ?
-				   w->phost : NULL);
-			if (v) {
-				evict(s, v);
-				break;
-			}
+		if (fits(head, tgt_buf_chunk_size(head->share.want),
+			 head->share.credit) == FIT_HOST_CAP) {
+			v = victim(s, head->phost);
+			/* The first one the pool is short for, behind it. */
+			while (!v && (w = w->share.next) &&
+			       fits(w, tgt_buf_chunk_size(w->share.want),
+				    w->share.credit) == FIT_HOST_CAP)
+				;
 		}
+		if (!v && w)
+			v = victim(s, NULL);
+		if (v)
+			evict(s, v);
 	}
 	relief_arm(s);
 }
