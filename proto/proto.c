@@ -605,7 +605,8 @@ int rblk_decode_discover(const void *buf, size_t len, char *host)
 	return get_name(host, w.host);
 }
 
-size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count)
+size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count,
+				uint32_t flags)
 {
 	struct rblk_wire_discover_rsp w;
 
@@ -614,12 +615,13 @@ size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count)
 		sizeof(w) + count * sizeof(struct rblk_wire_discover_entry));
 	w.status = htole16(status);
 	w.count = htole16(count);
+	w.flags = htole32(flags);
 	memcpy(buf, &w, sizeof(w));
 	return sizeof(w);
 }
 
 int rblk_decode_discover_rsp(const void *buf, size_t len, uint16_t *status,
-			     uint16_t *count)
+			     uint16_t *count, uint32_t *flags)
 {
 	struct rblk_wire_discover_rsp w;
 	uint8_t type;
@@ -636,7 +638,9 @@ int rblk_decode_discover_rsp(const void *buf, size_t len, uint16_t *status,
 	memcpy(&w, buf, sizeof(w));
 	*status = le16toh(w.status);
 	*count = le16toh(w.count);
-	if (*count > RBLK_DISCOVER_MAX || w.rsvd ||
+	if (flags)
+		*flags = le32toh(w.flags);
+	if (*count > RBLK_DISCOVER_MAX || (le32toh(w.flags) & ~RBLK_DISCOVER_F_CUT) ||
 	    length != sizeof(w) + *count * sizeof(struct rblk_wire_discover_entry))
 		return RBLK_S_INVALID_FIELD;
 	return RBLK_S_OK;

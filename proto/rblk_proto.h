@@ -241,11 +241,14 @@ struct rblk_wire_discover_rsp {
 	struct rblk_wire_hdr hdr;
 	uint16_t status;
 	uint16_t count;			/* entries following */
-	uint32_t rsvd;
+	uint32_t flags;			/* RBLK_DISCOVER_F_* */
 };
 _Static_assert(sizeof(struct rblk_wire_discover_rsp) == 16, "disc rsp");
 
 #define RBLK_DISCOVER_MAX	256
+/* The host may use more volumes than one answer lists (RBLK_DISCOVER_MAX):
+ * these are the first ones, in the target's order. */
+#define RBLK_DISCOVER_F_CUT	(1u << 0)
 
 /* ---- host-order views -------------------------------------------------- */
 
@@ -324,7 +327,8 @@ size_t rblk_encode_sge(void *buf, const struct rblk_sge *s);
 /* data_len = READ data that follows the response (TCP), else 0. */
 size_t rblk_encode_rsp(void *buf, const struct rblk_rsp *r, uint32_t data_len);
 size_t rblk_encode_discover(void *buf, const char *host);
-size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count);
+size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count,
+				uint32_t flags);
 size_t rblk_encode_discover_entry(void *buf, const struct rblk_discover_entry *e);
 /* type is RBLK_PDU_KEEPALIVE (status must be 0) or RBLK_PDU_KEEPALIVE_RSP. */
 size_t rblk_encode_keepalive(void *buf, uint8_t type, uint16_t status,
@@ -357,8 +361,9 @@ int rblk_decode_login(const void *buf, size_t len, struct rblk_login *l);
 int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r);
 int rblk_decode_rsp(const void *buf, size_t len, struct rblk_rsp *r);
 int rblk_decode_discover(const void *buf, size_t len, char *host);
+/* flags (RBLK_DISCOVER_F_*) may be NULL; unknown bits are INVALID_FIELD. */
 int rblk_decode_discover_rsp(const void *buf, size_t len, uint16_t *status,
-			     uint16_t *count);
+			     uint16_t *count, uint32_t *flags);
 int rblk_decode_discover_entry(const void *buf, struct rblk_discover_entry *e);
 /* A KEEPALIVE or KEEPALIVE_RSP of type `type`: exactly 24 bytes, reserved
  * zero, status 0 in a KEEPALIVE and a known status in a KEEPALIVE_RSP. */

@@ -18,6 +18,9 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tgt_export *reg_head;
 static unsigned reg_reactors = 1;
 static uint64_t next_session_id = 1;
+/* Secret generations: unique over every export, so that a challenge can
+ * name the secret it was issued under (reg_lock). */
+static uint64_t last_secret_gen;
 
 void tgt_exports_lock(void)
 {
@@ -260,10 +263,16 @@ out_free:
 	return ret;
 }
 
+void tgt_export_secret_changed_locked(struct tgt_export *e)
+{
+	e->secret_gen = ++last_secret_gen;
+}
+
 void tgt_export_link_locked(struct tgt_export *e)
 {
 	struct tgt_export **tail;
 
+	tgt_export_secret_changed_locked(e);
 	for (tail = &reg_head; *tail; tail = &(*tail)->next)
 		;
 	e->next = NULL;
@@ -429,10 +438,18 @@ static int check_secret(struct tgt_auth_state *st, struct tgt_export *e,
 			return refuse(e, l, peer, RBLK_S_NO_RESOURCES,
 				      "no random bytes for a nonce");
 		st->challenged = true;
+		st->secret_gen = e->secret_gen;
 		st->first = *l;
 		memcpy(auth_out, st->nonce, RBLK_NONCE_LEN);
 		return RBLK_S_AUTH_REQUIRED;
 	}
+	/* The answer is checked against the secret the challenge was issued
+	 * under, or not at all: cleared, an answer would pass unchecked;
+	 * replaced, a client that proves the new one never got asked. */
+	if (!e->secret || e->secret_gen != st->secret_gen)
+		return refuse(e, l, peer, RBLK_S_AUTH_FAILED,
+			      e->secret ? "the volume's secret was replaced during the challenge"
+					: "the volume's secret was cleared during the challenge");
 	if (!l->has_mac)
 		return refuse(e, l, peer, RBLK_S_AUTH_FAILED, "challenge not answered");
 	if (all_zero(l->ini_nonce, RBLK_NONCE_LEN))
@@ -482,7 +499,8 @@ int tgt_acl_login(struct tgt_auth_state *st, const struct rblk_login *l,
 					: "allow_hosts is empty and allow_any_host is off");
 		goto out_unlock;
 	}
-	if (e->secret) {
+	/* An answer to a challenge is checked even if the secret is gone. */
+	if (e->secret || st->challenged) {
 		ret = check_secret(st, e, l, peer, auth_out);
 		if (ret != RBLK_S_OK)
 			goto out_unlock;
@@ -697,6 +715,8 @@ int tgt_export_set_secret(const char *name, const struct rblk_secret *secret)
 	}
 	old = e->secret;
 	e->secret = copy;
+	/* A challenge issued under the old secret cannot succeed now. */
+	tgt_export_secret_changed_locked(e);
 	pthread_mutex_unlock(&reg_lock);
 	if (old) {
 		rblk_auth_clear_secret(old);

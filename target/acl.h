@@ -54,6 +54,7 @@ struct tgt_export {
 	unsigned n_hosts;
 	bool     any_host;		/* allow_any_host: no list needed */
 	struct rblk_secret *secret;	/* NULL = no authentication */
+	uint64_t secret_gen;		/* changes with every set or clear */
 	/* sessions (registry lock) */
 	struct tgt_session *sessions;
 	unsigned n_sessions;
@@ -93,12 +94,15 @@ struct tgt_session {
  * After a challenge it holds the first LOGIN as decoded (raw name fields
  * included): the answering LOGIN must repeat it in everything but the
  * proof, so a challenge for one volume can never admit the connection to
- * another one.
+ * another one.  It also names the secret the challenge was issued under
+ * (the export's secret_gen): an answer after that secret was replaced or
+ * cleared is refused, never checked against another secret or none.
  */
 struct tgt_auth_state {
 	bool    challenged;
 	bool    proven;			/* the answer verified: secret known */
 	uint8_t nonce[RBLK_NONCE_LEN];
+	uint64_t secret_gen;		/* of the secret the challenge used */
 	struct rblk_login first;	/* the challenged LOGIN */
 };
 

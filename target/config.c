@@ -38,6 +38,7 @@ void tgt_config_init(struct tgt_config *cfg)
 	cfg->rdma_poll_us = RBLK_POLL_US_DEFAULT;
 	cfg->idle_timeout = TGT_CFG_DEFAULT_IDLE_TIMEOUT;
 	cfg->data_timeout = TGT_CFG_DEFAULT_DATA_TIMEOUT;
+	cfg->stall_timeout = TGT_CFG_DEFAULT_STALL_TIMEOUT;
 	cfg->max_conns = TGT_CFG_DEFAULT_MAX_CONNS;
 	cfg->max_conns_host = TGT_CFG_DEFAULT_MAX_CONNS_HOST;
 	cfg->max_prelogin = TGT_CFG_DEFAULT_MAX_PRELOGIN;
@@ -226,7 +227,7 @@ enum {
 	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
 	K_RDMA_POLL, K_RDMA_POLL_US, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
 	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB, K_MAX_PRELOGIN,
-	K_MAX_PRELOGIN_HOST,
+	K_MAX_PRELOGIN_HOST, K_STALL_TIMEOUT,
 };
 enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
@@ -248,6 +249,7 @@ static const char *const target_keys[] = {
 	[K_HOST_BUFFER_MB] = "host_buffer_mb",
 	[K_MAX_PRELOGIN] = "max_prelogin",
 	[K_MAX_PRELOGIN_HOST] = "max_prelogin_per_host",
+	[K_STALL_TIMEOUT] = "stall_timeout",
 };
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
@@ -394,6 +396,8 @@ static int target_key(struct parser *p, int k, char *v)
 		return uint_key(p, k, v, 0, 86400, " (seconds, 0 = none)", &cfg->idle_timeout);
 	case K_DATA_TIMEOUT:
 		return uint_key(p, k, v, 0, 3600, " (seconds, 0 = none)", &cfg->data_timeout);
+	case K_STALL_TIMEOUT:
+		return uint_key(p, k, v, 0, 3600, " (seconds, 0 = none)", &cfg->stall_timeout);
 	case K_MAX_CONNS:
 		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns);
 	case K_MAX_CONNS_HOST:
@@ -774,6 +778,8 @@ char *tgt_config_format(const struct tgt_config *cfg)
 		sb_printf(&b, "idle_timeout = %u\n", cfg->idle_timeout);
 	if (cfg->data_timeout != TGT_CFG_DEFAULT_DATA_TIMEOUT)
 		sb_printf(&b, "data_timeout = %u\n", cfg->data_timeout);
+	if (cfg->stall_timeout != TGT_CFG_DEFAULT_STALL_TIMEOUT)
+		sb_printf(&b, "stall_timeout = %u\n", cfg->stall_timeout);
 	if (cfg->max_conns != TGT_CFG_DEFAULT_MAX_CONNS)
 		sb_printf(&b, "max_connections = %u\n", cfg->max_conns);
 	if (cfg->max_conns_host != TGT_CFG_DEFAULT_MAX_CONNS_HOST)

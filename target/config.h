@@ -24,6 +24,7 @@
 #define TGT_CFG_DEFAULT_LOGIN_TIMEOUT	10
 #define TGT_CFG_DEFAULT_IDLE_TIMEOUT	60
 #define TGT_CFG_DEFAULT_DATA_TIMEOUT	30
+#define TGT_CFG_DEFAULT_STALL_TIMEOUT	5
 #define TGT_CFG_DEFAULT_MAX_CONNS	4096
 #define TGT_CFG_DEFAULT_MAX_CONNS_HOST	256
 #define TGT_CFG_DEFAULT_MAX_PRELOGIN	256
@@ -58,6 +59,7 @@ struct tgt_config {
 	unsigned login_timeout;		/* seconds to complete LOGIN; 0 = none */
 	unsigned idle_timeout;		/* seconds a session may be silent; 0 = none */
 	unsigned data_timeout;		/* seconds for a WRITE's payload; 0 = none */
+	unsigned stall_timeout;		/* seconds unread answers may pin buffers; 0 = none */
 	unsigned max_conns;		/* connections in all */
 	unsigned max_conns_host;	/* connections from one peer address */
 	unsigned conn_buffer_mb;	/* one connection's share of a pool; 0 = auto */

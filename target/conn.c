@@ -138,6 +138,7 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in));
 	else if (peer_sa && peer_sa->sa_family == AF_INET6)
 		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in6));
+	tgt_share_conn_init(c);
 	c->next = *list;
 	*list = c;
 	atomic_fetch_add(&srv->conns_open, 1);
@@ -188,16 +189,42 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 	login_timer_cancel(c);
 	/* Waiting for a chunk holds a reference: let it go now rather than
 	 * at the next free on this reactor, which may be long. */
-	if (c->bufwait)
-		tgt_reactor_wake_buffer_waiters(c->r);
+	tgt_share_cancel(c);
 	c->ops->shutdown(c, force);
 	tgt_conn_put(c);	/* the reference tgt_conn_init gave */
+}
+
+/*
+ * Closes gracefully with a last status PDU, which goes out after the
+ * answers of the commands still running: the peer gets what it asked for
+ * before it reads why the connection ends.
+ */
+static void close_told(struct tgt_conn *c, const void *pdu, size_t n,
+		       const char *why)
+{
+	if (c->nbusy) {
+		memcpy(c->last_pdu, pdu, n);
+		c->last_len = (uint8_t)n;
+	} else if (c->ops->send_pdu(c, pdu, n)) {
+		tgt_conn_close(c, true, "out of memory queueing a status");
+		return;
+	}
+	tgt_conn_close(c, false, why);
+}
+
+/* Every LOGIN the target reads gets a LOGIN_RSP, even a refused one. */
+static void close_login_told(struct tgt_conn *c, int status, const char *why)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp rsp = { .status = status };
+
+	close_told(c, pdu, rblk_encode_login_rsp(pdu, &rsp), why);
 }
 
 void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 		    const char *why)
 {
-	uint8_t pdu[sizeof(struct rblk_wire_login_rsp)];
+	uint8_t pdu[sizeof(c->last_pdu)];
 	size_t n;
 
 	_Static_assert(sizeof(pdu) >= sizeof(struct rblk_wire_rsp) &&
@@ -213,20 +240,13 @@ void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 
 		n = rblk_encode_rsp(pdu, &rsp, 0);
 	} else if (type == RBLK_PDU_DISCOVER) {
-		n = rblk_encode_discover_rsp(pdu, status, 0);
+		n = rblk_encode_discover_rsp(pdu, status, 0, 0);
 	} else {
-		struct rblk_login_rsp rsp = { .status = status };
-
-		n = rblk_encode_login_rsp(pdu, &rsp);
-	}
-	if (c->ops->send_pdu(c, pdu, n)) {
-		tgt_conn_close(c, true, "out of memory queueing a status");
+		close_login_told(c, status, why);
 		return;
 	}
-	tgt_conn_close(c, false, why);
+	close_told(c, pdu, n, why);
 }
-
-static void put_chunk(struct tgt_conn *c, void *buf, uint32_t cap);
 
 /* ---- responses ------------------------------------------------------- */
 
@@ -263,6 +283,18 @@ static void finish_req(struct tgt_req *req, int status)
 	req->data_len = (status == RBLK_S_OK && req->opcode == RBLK_OP_READ &&
 			 (c->ops->flags & TGT_TP_F_INBAND_DATA)) ? req->length : 0;
 	req->rsp_len = rblk_encode_rsp(req->rsp, &rsp, req->data_len);
+	if (status == RBLK_S_OK && req->opcode == RBLK_OP_READ) {
+		/* Its data goes out with the answer: held until the client
+		 * takes it. */
+		req->pinned = true;
+		tgt_share_pin(c, TGT_PIN_TX, (long)req->buf_cap, false);
+	} else {
+		/* A WRITE's data is on disk, an error carries none: the
+		 * answer does not need the chunk, others may. */
+		tgt_share_put(c, req->buf, req->buf_cap);
+		req->buf = NULL;
+		req->buf_cap = 0;
+	}
 	c->ops->send_rsp(req);
 }
 
@@ -284,12 +316,24 @@ void tgt_req_sent(struct tgt_req *req, int err)
 		else
 			atomic_fetch_add(&c->srv->drained, 1);
 	}
-	put_chunk(c, req->buf, req->buf_cap);
+	if (req->pinned)
+		tgt_share_pin(c, TGT_PIN_TX, -(long)req->buf_cap, !err);
+	req->pinned = false;
+	tgt_share_put(c, req->buf, req->buf_cap);
 	req->buf = NULL;
 	req->buf_cap = 0;
 	req->busy = false;
 	c->last_tx_ms = tgt_reactor_now_ms(c->r);
 	c->nbusy--;
+	if (!c->nbusy && c->last_len && !c->force_closed) {
+		/* The transport may close once this is queued, not before
+		 * (tgt_conn_quiet). */
+		uint8_t len = c->last_len;
+
+		c->last_len = 0;
+		if (c->ops->send_pdu(c, c->last_pdu, len))
+			tgt_conn_close(c, true, "out of memory queueing a status");
+	}
 	tgt_conn_put(c);
 }
 
@@ -358,6 +402,8 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 
 	req->fetching = false;
 	c->nfetch--;
+	if (req->buf)
+		tgt_share_pin(c, TGT_PIN_RX, -(long)req->buf_cap, !err);
 	if (!err) {
 		submit_io(req);
 		return;
@@ -385,79 +431,13 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 /* ---- commands -------------------------------------------------------- */
 
 /*
- * Pool chunks, charged by the chunk's size (not the request's length) to
- * the connection (conn_cap) and to its host on this reactor (host_cap),
- * so that neither one client nor one address can hold more than its share
- * of the pool, whatever the others do (docs/target.md, "Buffers").
- * credit: bytes of a chunk the caller gives back right after (growing a
- * WRITE's buffer), not counted twice.  NULL when the pool or a cap is
- * short; *cap is the chunk's size.
+ * Pool chunks go through bufshare.h: charged by the chunk's size (not the
+ * request's length) to the connection and to its host on this reactor,
+ * handed out fairly when memory is short; a connection that cannot have
+ * one stops taking PDUs (back-pressure) until ops->resume().
  */
-static void *take_chunk(struct tgt_conn *c, uint32_t len, size_t credit,
-			uint32_t *cap)
-{
-	struct tgt_bufpool *pool = tgt_reactor_pool(c->r);
-	size_t sz = tgt_buf_chunk_size(len);
-	size_t conn_cap = c->srv->conn_cap ? c->srv->conn_cap
-					   : tgt_bufpool_size(pool) / 2;
-	size_t *hb = c->phost ? tgt_host_buf_bytes(c->phost, tgt_reactor_id(c->r))
-			     : NULL;
-	void *p;
-
-	if (c->buf_bytes - credit + sz > conn_cap)
-		return NULL;
-	if (hb && c->srv->host_cap && *hb - credit + sz > c->srv->host_cap)
-		return NULL;
-	p = tgt_buf_alloc(pool, len);
-	if (!p)
-		return NULL;
-	c->buf_bytes += sz;
-	if (hb)
-		*hb += sz;
-	*cap = sz;
-	c->bp_counted = false;
-	return p;
-}
-
-static void put_chunk(struct tgt_conn *c, void *buf, uint32_t cap)
-{
-	if (!buf)
-		return;
-	c->buf_bytes -= cap;
-	if (c->phost)
-		*tgt_host_buf_bytes(c->phost, tgt_reactor_id(c->r)) -= cap;
-	tgt_reactor_buf_free(c->r, buf);
-}
-
-static void bufwait_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct tgt_conn *c = (struct tgt_conn *)
-		((char *)ev - offsetof(struct tgt_conn, bufwait_ev));
-
-	c->bufwait = false;
-	if (c->state != TGT_CONN_CLOSING || c->draining)
-		c->ops->resume(c);
-	tgt_conn_put(c);
-}
-
-/* Back-pressure: the transport stops taking PDUs from c until a chunk was
- * freed on this reactor; then ops->resume() (the retry may wait again). */
-static void wait_for_chunk(struct tgt_conn *c)
-{
-	if (c->bufwait)
-		return;
-	/* Counted once per stop, not per retry: a connection kept at its
-	 * cap is offered its PDU again at every chunk freed on the reactor. */
-	if (!c->bp_counted)
-		tgt_limit_count(TGT_LIM_BACKPRESSURE);
-	c->bp_counted = true;
-	c->bufwait = true;
-	c->bufwait_ev.done = bufwait_done;
-	tgt_conn_get(c);
-	tgt_reactor_wait_buffer(c->r, &c->bufwait_ev);
-}
-
-int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t want)
+int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t need,
+		      uint32_t want)
 {
 	struct tgt_conn *c = req->conn;
 	uint32_t cap;
@@ -465,16 +445,20 @@ int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t want)
 
 	if (want > req->length)
 		want = req->length;
-	if (req->buf && req->buf_cap >= want)
+	if (need > want)
+		need = want;
+	if (req->buf && req->buf_cap >= need)
 		return 0;
-	p = take_chunk(c, want, req->buf ? req->buf_cap : 0, &cap);
+	p = tgt_share_take(c, want, need, req->buf ? req->buf_cap : 0, &cap);
 	if (!p) {
-		wait_for_chunk(c);
+		tgt_share_wait(c);
 		return -EAGAIN;
 	}
 	if (have)
 		memcpy(p, req->buf, have);
-	put_chunk(c, req->buf, req->buf_cap);
+	/* The payload is arriving: the new chunk waits on the client. */
+	tgt_share_pin(c, TGT_PIN_RX, (long)cap - (long)req->buf_cap, false);
+	tgt_share_put(c, req->buf, req->buf_cap);
 	req->buf = p;
 	req->buf_cap = cap;
 	return 0;
@@ -501,6 +485,14 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	/* The decoder reads only the capsule and descriptors (have bytes);
 	 * pdu_len tells it how much inline data follows in the stream. */
 	st = rblk_decode_cmd(buf, pdu_len, &c->lim, &cmd, sgl);
+	if (cmd.tag == RBLK_TAG_NONE && c->state == TGT_CONN_LIVE) {
+		/* Its answer would read as a connection error: it is one. */
+		rblk_warn("reactor%u: %s: command with tag 0x%x (%s): closing",
+			  tgt_reactor_id(c->r), c->peer, RBLK_TAG_NONE,
+			  rblk_status_str(RBLK_S_BAD_TAG));
+		tgt_conn_fatal(c, RBLK_S_BAD_TAG, RBLK_PDU_CMD, NULL);
+		return -ECONNABORTED;
+	}
 	if (c->state == TGT_CONN_CLOSING) {
 		send_err(c, cmd.tag, RBLK_S_SHUTTING_DOWN, cmd.opcode);
 		return 0;
@@ -524,9 +516,9 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	 */
 	if (cmd.opcode == RBLK_OP_READ ||
 	    (cmd.opcode == RBLK_OP_WRITE && !(c->ops->flags & TGT_TP_F_GROW_DATA))) {
-		data = take_chunk(c, cmd.length, 0, &cap);
+		data = tgt_share_take(c, cmd.length, cmd.length, 0, &cap);
 		if (!data) {
-			wait_for_chunk(c);
+			tgt_share_wait(c);
 			return -EAGAIN;
 		}
 	}
@@ -542,6 +534,7 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	req->length = cmd.opcode == RBLK_OP_FLUSH ? 0 : cmd.length;
 	req->buf = data;
 	req->buf_cap = cap;
+	req->pinned = false;
 	req->status = RBLK_S_OK;
 	req->start_ns = now_ns();
 	RBLK_DBG(RBLK_DBG_IO, "reactor%u: %s: tag %u %s offset %" PRIu64 " length %u",
@@ -552,11 +545,17 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 
 		req->fetching = true;
 		req->fetch_ms = tgt_reactor_now_ms(c->r);
+		req->fetch_paused = tgt_share_paused_ms(c, req->fetch_ms);
 		c->nfetch++;
+		/* A chunk taken for the payload waits on the client. */
+		if (req->buf)
+			tgt_share_pin(c, TGT_PIN_RX, (long)req->buf_cap, false);
 		ret = c->ops->fetch_data(req);
 		if (ret) {
 			req->fetching = false;
 			c->nfetch--;
+			if (req->buf)
+				tgt_share_pin(c, TGT_PIN_RX, -(long)req->buf_cap, false);
 			finish_req(req, RBLK_S_NO_RESOURCES);
 		}
 		return 0;
@@ -583,9 +582,11 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 	int st;
 
 	if (c->state != TGT_CONN_NEW) {
-		rblk_warn("reactor%u: %s: second LOGIN on a connection: closing",
-			  tgt_reactor_id(c->r), c->peer);
-		return -EPROTO;
+		rblk_warn("reactor%u: %s: second LOGIN on a connection (%s): closing",
+			  tgt_reactor_id(c->r), c->peer,
+			  rblk_status_str(RBLK_S_INVALID_OPCODE));
+		close_login_told(c, RBLK_S_INVALID_OPCODE, NULL);
+		return -ECONNABORTED;
 	}
 	memset(&l, 0, sizeof(l));
 	st = rblk_decode_login(buf, len, &l);
@@ -670,6 +671,7 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 {
 	struct rblk_discover_entry *ents;
 	char host[RBLK_NAME_MAX];
+	uint32_t flags = 0;
 	uint8_t *pdu;
 	unsigned n = 0;
 	size_t off;
@@ -679,11 +681,17 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	 * secret gets to see that volume listed (docs/protocol.md); the
 	 * connection then closes like any discovery connection. */
 	if (c->state == TGT_CONN_LIVE && c->nbusy) {
-		rblk_warn("reactor%u: %s: DISCOVER with commands in flight: closing",
-			  tgt_reactor_id(c->r), c->peer);
-		return -EPROTO;
+		uint8_t pdu[sizeof(struct rblk_wire_discover_rsp)];
+
+		rblk_warn("reactor%u: %s: DISCOVER with commands in flight (%s): closing",
+			  tgt_reactor_id(c->r), c->peer,
+			  rblk_status_str(RBLK_S_INVALID_OPCODE));
+		close_told(c, pdu, rblk_encode_discover_rsp(pdu, RBLK_S_INVALID_OPCODE,
+							    0, 0), NULL);
+		return -ECONNABORTED;
 	}
-	ents = calloc(RBLK_DISCOVER_MAX, sizeof(*ents));
+	/* One more than an answer holds: to know whether the list is cut. */
+	ents = calloc(RBLK_DISCOVER_MAX + 1, sizeof(*ents));
 	pdu = malloc(sizeof(struct rblk_wire_discover_rsp) +
 		     RBLK_DISCOVER_MAX * sizeof(struct rblk_wire_discover_entry));
 	if (!ents || !pdu) {
@@ -694,8 +702,12 @@ static int handle_discover(struct tgt_conn *c, const void *buf, size_t len)
 	if (st == RBLK_S_OK)
 		n = tgt_acl_discover(host, (const struct sockaddr *)&c->peer_sa,
 				     c->auth.proven ? c->auth.first.volume : NULL,
-				     ents, RBLK_DISCOVER_MAX);
-	off = rblk_encode_discover_rsp(pdu, st, n);
+				     ents, RBLK_DISCOVER_MAX + 1);
+	if (n > RBLK_DISCOVER_MAX) {
+		n = RBLK_DISCOVER_MAX;
+		flags |= RBLK_DISCOVER_F_CUT;
+	}
+	off = rblk_encode_discover_rsp(pdu, st, n, flags);
 	for (unsigned i = 0; i < n; i++)
 		off += rblk_encode_discover_entry(pdu + off, &ents[i]);
 	if (c->ops->send_pdu(c, pdu, off)) {
@@ -721,18 +733,22 @@ static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 	uint8_t pdu[sizeof(struct rblk_wire_keepalive)];
 	uint16_t status;
 	uint64_t seq;
+	int st;
 
 	if (c->state == TGT_CONN_NEW) {
 		rblk_warn("reactor%u: %s: KEEPALIVE before LOGIN (%s): closing",
 			  tgt_reactor_id(c->r), c->peer,
 			  rblk_status_str(RBLK_S_NOT_LOGGED_IN));
-		return -EPROTO;
+		tgt_conn_fatal(c, RBLK_S_NOT_LOGGED_IN, RBLK_PDU_KEEPALIVE, NULL);
+		return -ECONNABORTED;
 	}
-	if (rblk_decode_keepalive(buf, len, RBLK_PDU_KEEPALIVE, &status, &seq) !=
-	    RBLK_S_OK) {
-		rblk_warn("reactor%u: %s: malformed KEEPALIVE: closing",
-			  tgt_reactor_id(c->r), c->peer);
-		return -EPROTO;
+	st = rblk_decode_keepalive(buf, len, RBLK_PDU_KEEPALIVE, &status, &seq);
+	if (st != RBLK_S_OK) {
+		/* [V33]: told, like a framing error, then closed. */
+		rblk_warn("reactor%u: %s: malformed KEEPALIVE (%s): closing",
+			  tgt_reactor_id(c->r), c->peer, rblk_status_str(st));
+		tgt_conn_fatal(c, st, RBLK_PDU_KEEPALIVE, NULL);
+		return -ECONNABORTED;
 	}
 	status = c->state == TGT_CONN_CLOSING ? RBLK_S_SHUTTING_DOWN : RBLK_S_OK;
 	if (c->ops->send_pdu(c, pdu, rblk_encode_keepalive(pdu, RBLK_PDU_KEEPALIVE_RSP,
@@ -782,6 +798,10 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 	if (c->state == TGT_CONN_CLOSING && !c->draining)
 		return -ECONNABORTED;
 	ret = conn_pdu(c, type, buf, have, pdu_len);
+	/* A chunk set aside for this PDU while it waited, that it did not
+	 * take (refused, or answered SHUTTING_DOWN), goes back. */
+	if (ret != -EAGAIN)
+		tgt_share_drop_grant(c);
 	/*
 	 * A PDU left waiting for memory (-EAGAIN: back-pressure) is offered
 	 * again each time a chunk is freed on this reactor; only a taken one
@@ -839,15 +859,27 @@ bool tgt_conns_busy(struct tgt_reactor *r)
  * connection waiting for memory while holding none is a victim, not idle;
  * one with WRITE data on its way answers to data_timeout instead.
  * A WRITE whose payload has not all arrived within data_timeout of its
- * capsule closes the connection.  Checked on the 1 Hz tick against the
- * reactor's per-turn clock: both fire between the timeout and 1 s after.
+ * capsule (not counting time the target did not read it for want of
+ * memory) closes the connection.  Answers with data that the client has
+ * not taken, none of them, for stall_timeout close it too, idle or not,
+ * logged in or closing: their chunks are the pool's (bufshare.h also
+ * closes such a connection sooner when others wait for memory).
+ * Checked on the 1 Hz tick against the reactor's per-turn clock: they
+ * fire between the timeout and 1 s after.
  */
 static bool payload_late(struct tgt_conn *c, uint64_t now, uint64_t tmo_ms)
 {
-	for (unsigned i = 0; i < c->depth; i++)
-		if (c->reqs[i].busy && c->reqs[i].fetching &&
-		    now - c->reqs[i].fetch_ms >= tmo_ms)
+	/* Time the target spent not reading for want of memory is not the
+	 * client's: a payload that has arrived but waits is never late. */
+	uint64_t paused = tgt_share_paused_ms(c, now);
+
+	for (unsigned i = 0; i < c->depth; i++) {
+		struct tgt_req *req = &c->reqs[i];
+
+		if (req->busy && req->fetching &&
+		    now - req->fetch_ms - (paused - req->fetch_paused) >= tmo_ms)
 			return true;
+	}
 	return false;
 }
 
@@ -858,7 +890,7 @@ void tgt_conns_tick(struct tgt_reactor *r)
 
 	for (c = *tgt_reactor_conn_list(r); c; c = next) {
 		const struct tgt_config *cfg = &c->srv->cfg;
-		char why[96];
+		char why[112];
 
 		tgt_conn_get(c);
 		if (c->state == TGT_CONN_LIVE && cfg->data_timeout && c->nfetch &&
@@ -868,10 +900,19 @@ void tgt_conns_tick(struct tgt_reactor *r)
 				 cfg->data_timeout);
 			tgt_limit_count(TGT_LIM_CLOSED_DATA_TIMEOUT);
 			tgt_conn_close(c, true, why);
+		} else if (cfg->stall_timeout && !c->force_closed &&
+			   tgt_share_stalled_ms(c, TGT_PIN_TX, now) >=
+			   cfg->stall_timeout * 1000ull) {
+			snprintf(why, sizeof(why),
+				 "%zu KiB of answers not taken for %u s (stall_timeout)",
+				 c->share.pin[TGT_PIN_TX] >> 10, cfg->stall_timeout);
+			tgt_limit_count(TGT_LIM_CLOSED_STALL_TIMEOUT);
+			tgt_conn_close(c, true, why);
 		} else if (c->state == TGT_CONN_LIVE && cfg->idle_timeout &&
 			   now - c->last_rx_ms >= cfg->idle_timeout * 1000ull &&
 			   now - c->last_tx_ms >= cfg->idle_timeout * 1000ull &&
-			   !c->ndisk && !c->nfetch && !(c->bufwait && !c->buf_bytes)) {
+			   !c->ndisk && !c->nfetch &&
+			   !(c->share.wait != TGT_SHARE_NONE && !c->share.bytes)) {
 			snprintf(why, sizeof(why),
 				 "idle for %u s: no command or KEEPALIVE (idle_timeout)",
 				 cfg->idle_timeout);

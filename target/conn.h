@@ -14,6 +14,7 @@
 
 #include "acl.h"
 #include "backend.h"
+#include "bufshare.h"
 #include "hosts.h"
 #include "reactor.h"
 #include "rblk_proto.h"
@@ -40,7 +41,9 @@ struct tgt_req {
 	void    *buf;			/* pool chunk for READ/WRITE, or NULL */
 	uint32_t buf_cap;		/* its size: what the caps are charged */
 	bool     fetching;		/* WRITE payload on its way (fetch_data) */
+	bool     pinned;		/* answer with data handed to the transport */
 	uint64_t fetch_ms;		/* since (reactor clock), for data_timeout */
+	uint64_t fetch_paused;		/* the conn's paused time then (bufshare.h) */
 	uint64_t start_ns;
 	uint8_t  rsp[sizeof(struct rblk_wire_rsp)];
 	uint32_t rsp_len;
@@ -72,14 +75,15 @@ struct tgt_conn {
 	unsigned nbusy;
 	unsigned ndisk;			/* requests at the backend */
 	unsigned nfetch;		/* requests whose payload is on its way */
-	size_t   buf_bytes;		/* pool bytes (chunk sizes) this connection holds */
+	struct tgt_conn_share share;	/* pool memory it holds and waits for */
 	struct tgt_host *phost;		/* its peer address's counts (hosts.h) */
 	int      refused;		/* over a connection limit: -ENFILE / -EMFILE */
 	uint64_t last_rx_ms, last_tx_ms; /* last PDU in, last reply out (reactor clock) */
 	struct rblk_cmd_limits lim;
-	struct tgt_event bufwait_ev;	/* waiting for a pool chunk */
-	bool     bufwait;
-	bool     bp_counted;		/* this stop is in the limit counts */
+	/* The status PDU that closes the connection (tgt_conn_fatal), held
+	 * until the answers of the commands already running are out. */
+	uint8_t  last_pdu[sizeof(struct rblk_wire_login_rsp)];
+	uint8_t  last_len;
 	struct tgt_event login_ev;	/* login_timeout timer */
 	struct __kernel_timespec login_ts;
 	bool     login_timer;		/* armed (holds a reference) */
@@ -123,7 +127,7 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
  *            ops->resume().
  *   -ECONNABORTED  the connection is closing (conn.c may have answered
  *            with tgt_conn_fatal): take no more PDUs, do not force it.
- *   other    protocol error, already logged: close the connection.
+ *   other    out of memory: force the connection closed.
  */
 int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
 		 uint32_t pdu_len);
@@ -137,28 +141,30 @@ int tgt_conn_pdu(struct tgt_conn *c, const void *buf, size_t have,
  */
 void tgt_req_data_done(struct tgt_req *req, int err);
 /*
- * TGT_TP_F_GROW_DATA transports: make req->buf hold at least want bytes
- * of the WRITE payload (want <= req->length), keeping the first have
- * bytes.  The chunk is taken as the payload arrives, not when the capsule
- * does, so a client that announces 1 MiB and sends 1 byte holds 4 KiB.
- * Returns 0 (req->buf, req->buf_cap have room), or -EAGAIN when the pool
- * or a cap (connection, host) is short: stop receiving; ops->resume()
- * follows once memory was freed.
+ * TGT_TP_F_GROW_DATA transports: make req->buf hold at least need bytes
+ * of the WRITE payload, want if it can (need <= want <= req->length),
+ * keeping the first have bytes.  The chunk is taken as the payload
+ * arrives, not when the capsule does, so a client that announces 1 MiB
+ * and sends 1 byte holds 4 KiB.  Returns 0 (req->buf, req->buf_cap have
+ * room), or -EAGAIN when the pool or a cap (connection, host) is short:
+ * stop receiving; ops->resume() follows once memory may be there.
  */
-int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t want);
+int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t need,
+		      uint32_t want);
 
 /* send_rsp finished (err -errno if not delivered): releases the slot. */
 void tgt_req_sent(struct tgt_req *req, int err);
 
 /*
  * A framing or state error the transport or conn.c found (status says
- * which; type is the PDU header's type byte): sends the peer the one
- * status PDU it can read in this state, then closes gracefully so that it
- * goes out (docs/protocol.md, "Errors that close the connection").  Before
- * LOGIN that is a LOGIN_RSP, or a DISCOVER_RSP when type is DISCOVER;
- * after it a RSP with tag RBLK_TAG_NONE.  why is logged as for
- * tgt_conn_close.  A connection that is closing already (target stopping)
- * is forced closed instead.
+ * which; type is the PDU header's type byte): closes gracefully and tells
+ * the peer the status with the one PDU it can read in this state, after
+ * the answers of the commands already running (docs/protocol.md, "Errors
+ * that close the connection").  Before LOGIN that is a LOGIN_RSP, or a
+ * DISCOVER_RSP when type is DISCOVER; after it a RSP with tag
+ * RBLK_TAG_NONE.  why is logged as for tgt_conn_close.  A connection that
+ * is closing already (target stopping) is forced closed instead.
+ * Transports close the stream only once tgt_conn_quiet() holds.
  */
 void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
 		    const char *why);
@@ -169,6 +175,13 @@ void tgt_conn_fatal(struct tgt_conn *c, int status, uint8_t type,
  */
 void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason);
 
+/* Closing, conn.c has nothing more to hand the transport: every request
+ * answered and the closing status (if any) queued. */
+static inline bool tgt_conn_quiet(const struct tgt_conn *c)
+{
+	return !c->nbusy && !c->last_len;
+}
+
 void tgt_conn_get(struct tgt_conn *c);
 /* Drops a reference; the last one unlinks c and calls ops->free(c). */
 void tgt_conn_put(struct tgt_conn *c);
@@ -176,7 +189,7 @@ void tgt_conn_put(struct tgt_conn *c);
 /* Reactor stop hooks (server.c wires them into tgt_reactor_params). */
 void tgt_conns_stop(struct tgt_reactor *r, bool force);
 bool tgt_conns_busy(struct tgt_reactor *r);
-/* Reactor tick (about 1 Hz): idle_timeout and data_timeout. */
+/* Reactor tick (about 1 Hz): idle_timeout, data_timeout, stall_timeout. */
 void tgt_conns_tick(struct tgt_reactor *r);
 
 #endif /* RBLK_TARGET_CONN_H */

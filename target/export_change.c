@@ -72,6 +72,7 @@ static struct tgt_export *unlink_locked(const char *name, struct tgt_export *rep
 		;
 	e = *pp;
 	if (repl) {
+		tgt_export_secret_changed_locked(repl);
 		repl->next = e->next;
 		repl->listed = true;
 		*pp = repl;
@@ -98,6 +99,8 @@ static void swap_access_locked(struct tgt_export *e, struct tgt_export *prep)
 	prep->n_hosts = t.n_hosts;
 	prep->any_host = t.any_host;
 	prep->secret = t.secret;
+	if (!same_secret(e->secret, prep->secret))
+		tgt_export_secret_changed_locked(e);
 }
 
 int tgt_exports_change(struct tgt_export_change *ch, unsigned n, char *err,

@@ -17,6 +17,8 @@ static const char *const names[TGT_LIM_N] = {
 	[TGT_LIM_CLOSED_LOGIN_TIMEOUT] = "closed_login_timeout",
 	[TGT_LIM_CLOSED_IDLE_TIMEOUT] = "closed_idle_timeout",
 	[TGT_LIM_CLOSED_DATA_TIMEOUT] = "closed_data_timeout",
+	[TGT_LIM_CLOSED_STALL_TIMEOUT] = "closed_stall_timeout",
+	[TGT_LIM_CLOSED_BUFFER_PRESSURE] = "closed_buffer_pressure",
 };
 
 void tgt_limit_count(enum tgt_limit_event ev)

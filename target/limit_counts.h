@@ -20,6 +20,8 @@ enum tgt_limit_event {
 	TGT_LIM_CLOSED_LOGIN_TIMEOUT,
 	TGT_LIM_CLOSED_IDLE_TIMEOUT,
 	TGT_LIM_CLOSED_DATA_TIMEOUT,
+	TGT_LIM_CLOSED_STALL_TIMEOUT,		/* unread answers pinned buffers */
+	TGT_LIM_CLOSED_BUFFER_PRESSURE,		/* stalled while others waited */
 	TGT_LIM_N
 };
 

@@ -192,7 +192,7 @@ static void start_disconnect(struct rdma_conn *rc)
 /* Graceful close: disconnect once every response went out. */
 static void maybe_disconnect(struct rdma_conn *rc)
 {
-	if (rc->closing && !rc->disconnecting && rc->c.nbusy == 0 &&
+	if (rc->closing && !rc->disconnecting && tgt_conn_quiet(&rc->c) &&
 	    rc->ctl_inflight == 0)
 		start_disconnect(rc);
 }

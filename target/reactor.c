@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "bufshare.h"
 #include "offload.h"
 #include "log.h"
 
@@ -42,9 +43,9 @@ struct tgt_reactor {
 	uint64_t now_ms;
 
 	struct tgt_event *defer_head, *defer_tail;
-	struct tgt_event *buf_waiters;
 
 	struct tgt_bufpool *pool;
+	struct tgt_share share;
 	int buf_index;
 	void *be_slot[TGT_BACKEND_MAX];
 	struct tgt_offload *offload;
@@ -152,6 +153,7 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	r->work_ev.done = work_done;
 	r->tick_ev.done = tick_done;
 	r->now_ms = now_ms();
+	tgt_share_init(&r->share, r);
 
 	/* COOP_TASKRUN: completions for a busy reactor are picked up at its
 	 * next io_uring_enter instead of interrupting it with an IPI (it
@@ -410,29 +412,9 @@ int tgt_reactor_buf_index(struct tgt_reactor *r)
 	return r->buf_index;
 }
 
-void tgt_reactor_buf_free(struct tgt_reactor *r, void *buf)
+struct tgt_share *tgt_reactor_share(struct tgt_reactor *r)
 {
-	if (!buf)
-		return;
-	tgt_buf_free(r->pool, buf);
-	/* Wake every waiter: each retries and re-queues if still short. */
-	tgt_reactor_wake_buffer_waiters(r);
-}
-
-void tgt_reactor_wake_buffer_waiters(struct tgt_reactor *r)
-{
-	struct tgt_event *ev;
-
-	while ((ev = r->buf_waiters)) {
-		r->buf_waiters = ev->next;
-		tgt_reactor_defer(r, ev, 0);
-	}
-}
-
-void tgt_reactor_wait_buffer(struct tgt_reactor *r, struct tgt_event *ev)
-{
-	ev->next = r->buf_waiters;
-	r->buf_waiters = ev;
+	return &r->share;
 }
 
 struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r)

@@ -94,13 +94,9 @@ void tgt_reactor_defer(struct tgt_reactor *r, struct tgt_event *ev, int res);
  * to use with it, or -1 when registration failed (then use plain ops). */
 struct tgt_bufpool *tgt_reactor_pool(struct tgt_reactor *r);
 int tgt_reactor_buf_index(struct tgt_reactor *r);
-/* Frees a pool buffer and wakes tgt_reactor_wait_buffer() waiters. */
-void tgt_reactor_buf_free(struct tgt_reactor *r, void *buf);
-/* Calls ev->done(ev, 0, 0) once some buffer was freed. */
-void tgt_reactor_wait_buffer(struct tgt_reactor *r, struct tgt_event *ev);
-/* Completes every such waiter on the next turn now (each retries, and
- * waits again if still short): a closing waiter must not hang on. */
-void tgt_reactor_wake_buffer_waiters(struct tgt_reactor *r);
+/* How its connections share the pool (bufshare.h). */
+struct tgt_share;
+struct tgt_share *tgt_reactor_share(struct tgt_reactor *r);
 
 /* Per-backend private state, slot i = backend registry index. */
 void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i);

@@ -6,6 +6,12 @@
  * or straight into a WRITE request's pool buffer once its capsule has been
  * validated), one SENDMSG in flight carrying as many queued responses as
  * fit (one in flight keeps the byte stream ordered across partial sends).
+ *
+ * A graceful close never closes the socket with input unread: the kernel
+ * would answer that with a reset and throw away the answers still in the
+ * socket.  It stops parsing, keeps reading and dropping what comes, sends
+ * every answer, then a FIN, and waits (TCP_LINGER_S at most) for the
+ * peer's own FIN before it closes.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +37,7 @@
 #define TCP_IOV_MAX	64
 #define TCP_CTRL_LIMIT	(256u << 10)	/* queued control bytes before we stop reading */
 #define TCP_DATA_MIN	(64u << 10)	/* first chunk of a WRITE payload, at least */
+#define TCP_LINGER_S	5		/* after our FIN, wait this long for the peer's */
 
 struct tgt_listener {
 	struct tgt_server *srv;
@@ -54,12 +61,16 @@ _Static_assert(sizeof(struct tcp_tx) <= sizeof(((struct tgt_req *)0)->tp),
 struct tcp_conn {
 	struct tgt_conn c;		/* first: conn.c's view */
 	int fd;
-	struct tgt_event recv_ev, send_ev, kick_ev, work_ev;
+	struct tgt_event recv_ev, send_ev, kick_ev, work_ev, linger_ev;
 	struct tgt_work work;
 	bool recv_busy, send_busy, kick_busy;
 	bool paused;			/* conn.c said -EAGAIN */
 	bool rd_closed, wr_dead;
 	bool drain_reading;		/* stopping: still answering capsules */
+	bool discarding;		/* closing: input is read and dropped */
+	bool wr_shut;			/* FIN sent after the last answer */
+	bool linger_armed;		/* waiting for the peer's FIN (holds a ref) */
+	struct __kernel_timespec linger_ts;
 	uint8_t *rbuf;
 	uint32_t rhead, rtail;		/* unparsed bytes are [rhead, rtail) */
 	struct tgt_req *data_req;	/* WRITE payload being received */
@@ -86,7 +97,10 @@ static void parse(struct tcp_conn *tc);
 static void recv_done(struct tgt_event *ev, int res, uint32_t flags);
 static void send_done(struct tgt_event *ev, int res, uint32_t flags);
 static void kick_done(struct tgt_event *ev, int res, uint32_t flags);
+static void linger_done(struct tgt_event *ev, int res, uint32_t flags);
 static void drain_check(struct tcp_conn *tc);
+static void maybe_fin(struct tcp_conn *tc);
+static void linger_cancel(struct tcp_conn *tc);
 
 /* ---- listener (main thread) ----------------------------------------- */
 
@@ -265,6 +279,7 @@ static int tcp_accept(struct tgt_listener *l)
 		tc->recv_ev.done = recv_done;
 		tc->send_ev.done = send_done;
 		tc->kick_ev.done = kick_done;
+		tc->linger_ev.done = linger_done;
 		tc->work.fn = adopt;
 		tgt_reactor_post_work(tgt_server_pick_reactor(l->srv), &tc->work);
 	}
@@ -287,18 +302,19 @@ static void framing_error(struct tcp_conn *tc, const char *what, int st,
 }
 
 /*
- * Room in the WRITE's chunk for want bytes of payload.  The chunk grows
+ * Room in the WRITE's chunk for need bytes of payload.  The chunk grows
  * with what has arrived: what is buffered plus what the socket holds
  * (SIOCINQ), at least doubling, so a client that streams its payload gets
  * the whole chunk at once and one that trickles holds about what it sent.
  * false: paused for memory (conn.c resumes us), or closing.
  */
-static bool data_room(struct tcp_conn *tc, uint32_t want)
+static bool data_room(struct tcp_conn *tc, uint32_t need)
 {
 	struct tgt_req *req = tc->data_req;
+	uint32_t want = need;
 	int inq = 0;
 
-	if (req->buf && req->buf_cap >= want)
+	if (req->buf && req->buf_cap >= need)
 		return true;
 	if (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading)
 		return false;	/* settle() drops it */
@@ -309,7 +325,7 @@ static bool data_room(struct tcp_conn *tc, uint32_t want)
 		want = 2 * req->buf_cap;
 	if (want < TCP_DATA_MIN)
 		want = TCP_DATA_MIN;
-	if (tgt_req_data_room(req, tc->data_got, want)) {
+	if (tgt_req_data_room(req, tc->data_got, need, want)) {
 		tc->paused = true;
 		return false;
 	}
@@ -327,6 +343,10 @@ static void data_finished(struct tcp_conn *tc, int err)
 
 static void parse(struct tcp_conn *tc)
 {
+	if (tc->discarding && !tc->data_req) {
+		tc->rhead = tc->rtail = 0;	/* nothing more is parsed */
+		return;
+	}
 	while (!tc->paused) {
 		uint8_t *p = tc->rbuf + tc->rhead;
 		uint32_t avail = tc->rtail - tc->rhead, len, need;
@@ -409,9 +429,13 @@ static void parse(struct tcp_conn *tc)
  */
 static void settle(struct tcp_conn *tc)
 {
-	if (tc->data_req && !tc->recv_busy && !tc->drain_reading &&
-	    (tc->rd_closed || tc->c.state == TGT_CONN_CLOSING))
+	if (tc->data_req && !(tc->recv_busy && tc->data_direct) &&
+	    !tc->drain_reading &&
+	    (tc->rd_closed || tc->c.state == TGT_CONN_CLOSING)) {
 		data_finished(tc, -EPIPE);
+		if (tc->discarding)
+			tc->rhead = tc->rtail = 0;
+	}
 }
 
 static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
@@ -430,6 +454,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 		tc->rd_closed = true;
 		if (tc->data_req)
 			data_finished(tc, -EPIPE);	/* cut short */
+		linger_cancel(tc);	/* the peer's FIN came */
 		if (tc->c.state != TGT_CONN_CLOSING) {
 			char why[96];
 
@@ -437,6 +462,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 				 "peer closed the connection" : strerror(-res));
 			tgt_conn_close(&tc->c, res != 0, why);
 		}
+		maybe_fin(tc);
 		tgt_conn_put(&tc->c);
 		return;
 	}
@@ -451,6 +477,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 	post_recv(tc);
 	drain_check(tc);
 	settle(tc);
+	maybe_fin(tc);
 	tgt_conn_put(&tc->c);
 }
 
@@ -460,10 +487,11 @@ static void post_recv(struct tcp_conn *tc)
 	void *dst;
 	size_t len;
 
-	if (tc->recv_busy || tc->rd_closed || tc->paused ||
-	    (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading))
+	if (tc->recv_busy || tc->rd_closed || (tc->paused && !tc->discarding) ||
+	    (tc->c.state == TGT_CONN_CLOSING && !tc->drain_reading &&
+	     !tc->discarding))
 		return;
-	if (tc->data_req && tc->rhead == tc->rtail &&
+	if (tc->data_req && !tc->discarding && tc->rhead == tc->rtail &&
 	    tc->data_req->buf_cap > tc->data_got) {
 		/* Payload goes straight into the request's pool chunk, as
 		 * far as it has room (data_room grows it once bytes come). */
@@ -507,17 +535,76 @@ static void stop_reading(struct tcp_conn *tc)
 	}
 }
 
+/* From now on input is read and dropped, and the FIN follows the last
+ * answer (maybe_fin). */
+static void start_discarding(struct tcp_conn *tc)
+{
+	tc->discarding = true;
+	tc->paused = false;
+	if (!tc->data_req)
+		tc->rhead = tc->rtail = 0;
+	post_recv(tc);
+	maybe_fin(tc);
+}
+
 /*
  * Draining for a stop: capsules that arrive while accepted requests are
  * still running are answered SHUTTING_DOWN; once none is left running,
- * stop reading, so the connection ends as soon as its answers are out.
+ * stop parsing, so the connection ends as soon as its answers are out.
  */
 static void drain_check(struct tcp_conn *tc)
 {
 	if (!tc->drain_reading || tc->c.nbusy || tc->data_req)
 		return;
 	tc->drain_reading = false;
-	stop_reading(tc);
+	start_discarding(tc);
+}
+
+static void linger_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct tcp_conn *tc = TC_OF_EV(ev, linger_ev);
+
+	tc->linger_armed = false;
+	/* The peer has not closed its side in time: stop waiting for it. */
+	if (res == -ETIME && !tc->rd_closed)
+		stop_reading(tc);
+	tgt_conn_put(&tc->c);
+}
+
+/*
+ * Closing gracefully, and every answer is in the kernel: FIN after them,
+ * then wait for the peer's FIN (reading and dropping what it still sends)
+ * before the socket is closed, TCP_LINGER_S at most.
+ */
+static void maybe_fin(struct tcp_conn *tc)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!tc->discarding || tc->wr_shut || tc->wr_dead || tc->send_busy ||
+	    tc->tx_head || tc->data_req || !tgt_conn_quiet(&tc->c))
+		return;
+	tc->wr_shut = true;
+	shutdown(tc->fd, SHUT_WR);
+	if (tc->rd_closed)
+		return;
+	tc->linger_ts.tv_sec = TCP_LINGER_S;
+	tc->linger_ts.tv_nsec = 0;
+	sqe = tgt_reactor_sqe(tc->c.r);
+	io_uring_prep_timeout(sqe, &tc->linger_ts, 0, 0);
+	tgt_sqe_set_event(sqe, &tc->linger_ev);
+	tc->linger_armed = true;
+	tgt_conn_get(&tc->c);
+}
+
+static void linger_cancel(struct tcp_conn *tc)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!tc->linger_armed)
+		return;
+	sqe = tgt_reactor_sqe(tc->c.r);
+	io_uring_prep_timeout_remove(sqe, (uint64_t)(uintptr_t)&tc->linger_ev, 0);
+	tgt_sqe_set_event(sqe, NULL);
 }
 
 static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
@@ -529,6 +616,7 @@ static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
 	post_recv(tc);
 	drain_check(tc);
 	settle(tc);
+	maybe_fin(tc);
 	tgt_conn_put(&tc->c);
 }
 
@@ -572,10 +660,27 @@ static void tx_release(struct tcp_conn *tc, struct tcp_tx *tx, int err)
 	}
 }
 
+/* Releases a list of sent tx (linked newest first), oldest first. */
+static void release_sent(struct tcp_conn *tc, struct tcp_tx *done)
+{
+	struct tcp_tx *in_order = NULL, *tx;
+
+	while ((tx = done)) {
+		done = tx->next;
+		tx->next = in_order;
+		in_order = tx;
+	}
+	while ((tx = in_order)) {
+		in_order = tx->next;
+		tx_release(tc, tx, 0);
+	}
+}
+
 static void send_done(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tcp_conn *tc = TC_OF_EV(ev, send_ev);
 	bool was_limited = tc->ctrl_bytes > TCP_CTRL_LIMIT;
+	struct tcp_tx *done = NULL;
 	size_t left;
 
 	tc->send_busy = false;
@@ -616,12 +721,17 @@ static void send_done(struct tgt_event *ev, int res, uint32_t flags)
 		tc->tx_head = tx->next;
 		if (!tc->tx_head)
 			tc->tx_tail = NULL;
-		tx_release(tc, tx, 0);
+		/* Released once the queue is consistent: a release may
+		 * queue more (conn.c's closing status). */
+		tx->next = done;
+		done = tx;
 	}
+	release_sent(tc, done);
 	flush_tx(tc);
 	if (was_limited && tc->ctrl_bytes <= TCP_CTRL_LIMIT)
 		kick(tc);
 	drain_check(tc);
+	maybe_fin(tc);
 	tgt_conn_put(&tc->c);
 }
 
@@ -734,12 +844,13 @@ static void tcp_shutdown(struct tgt_conn *c, bool force)
 			io_uring_prep_cancel(sqe, &tc->send_ev, 0);
 			tgt_sqe_set_event(sqe, NULL);
 		}
-	} else if (c->draining && !tc->rd_closed) {
+		linger_cancel(tc);
+	} else if (c->draining && !tc->rd_closed && !tc->discarding) {
 		/* Stop of the target: keep reading for a while (see
 		 * drain_check) so late capsules get SHUTTING_DOWN. */
 		tc->drain_reading = true;
-	} else {
-		stop_reading(tc);
+	} else if (!tc->discarding) {
+		start_discarding(tc);
 	}
 	/* Capsules already buffered are handled on the next turn, never
 	 * from inside conn.c; a paused parse resumes to answer them. */

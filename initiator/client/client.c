@@ -877,6 +877,7 @@ int rblk_discover(const struct rblk_client_opts *opts,
 	struct rblk_client_conn *conn;
 	char host[RBLK_NAME_MAX];
 	uint16_t status, count;
+	uint32_t flags = 0;
 	uint8_t *buf;
 	int ret, st;
 
@@ -919,7 +920,7 @@ int rblk_discover(const struct rblk_client_opts *opts,
 			ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
 		goto out_close_conn;
 	}
-	st = rblk_decode_discover_rsp(buf, (size_t)ret, &status, &count);
+	st = rblk_decode_discover_rsp(buf, (size_t)ret, &status, &count, &flags);
 	if (st == RBLK_S_OK && status != RBLK_S_OK) {
 		rblk_client_set_err(errbuf, errlen, "target refused discovery: %s",
 			rblk_status_str(status));
@@ -942,6 +943,10 @@ int rblk_discover(const struct rblk_client_opts *opts,
 		}
 	}
 	ret = count;
+	if (flags & RBLK_DISCOVER_F_CUT)
+		rblk_client_set_err(errbuf, errlen,
+			"the target lists only the first %u volumes this host may use (one answer holds no more)",
+			(unsigned)count);
 
 out_close_conn:
 	ops->close(conn);

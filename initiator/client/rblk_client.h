@@ -236,7 +236,8 @@ unsigned rblk_queue_inflight(const struct rblk_queue *q);
  * opts->secret_file, checking the target's proof) and then discovers, so
  * that volume is listed too.  Returns count or -errno (login refusals as
  * for rblk_queue_open); entries is an array of max (a count above max
- * fills only max).
+ * fills only max).  When the target says its list is cut (more volumes
+ * than one answer holds), the count is returned and errbuf says so.
  */
 int rblk_discover(const struct rblk_client_opts *opts,
 		  struct rblk_discover_entry *entries, unsigned max,

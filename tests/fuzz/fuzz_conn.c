@@ -21,7 +21,12 @@
  *
  * Every PDU the target sends is decoded with proto/ and must be valid (an
  * OK LOGIN_RSP with a sane geometry, RSP statuses, READ data length, zeroes
- * from the null backend).  Each input is one connection that must be freed
+ * from the null backend) and follow version 2's rules: a LOGIN_RSP's auth
+ * field is the nonce (AUTH_REQUIRED), the target's proof MAC_T over this
+ * connection's nonces (OK after a challenge) or zero; a status that closes
+ * the connection (a RSP for RBLK_TAG_NONE, a refused LOGIN, a
+ * DISCOVER_RSP) comes after the answers of every command taken, and
+ * nothing comes after it.  Each input is one connection that must be freed
  * at the end (the peer closes, or the target stops), with every pool chunk
  * back and nothing left on the reactor, so there is no state from one input
  * to the next.  A broken rule aborts (a crash to libFuzzer).
@@ -93,6 +98,9 @@ struct fz_conn {
 	const uint8_t *cur;		/* message mode: PDU being offered */
 	uint32_t cur_len;
 	uint8_t nonce[RBLK_NONCE_LEN];	/* last challenge */
+	bool challenged;		/* got AUTH_REQUIRED */
+	uint8_t login[sizeof(struct rblk_wire_login)];	/* last LOGIN offered */
+	bool told;			/* the closing status went out */
 };
 
 static struct tgt_server fz_srv;
@@ -121,6 +129,50 @@ static void fz_settle(struct fz_conn *f);
 
 /* ---- what the target sends ------------------------------------------- */
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* [V2 auth] What the auth field of a LOGIN_RSP must be. */
+static void check_login_auth(struct fz_conn *f, const struct rblk_login_rsp *r)
+{
+	struct rblk_login l;
+
+	if (r->status == RBLK_S_AUTH_REQUIRED) {
+		CHECK(!all_zero(r->auth, RBLK_NONCE_LEN));
+		memcpy(f->nonce, r->auth, RBLK_NONCE_LEN);
+		f->challenged = true;
+		return;
+	}
+	if (r->status != RBLK_S_OK || !f->challenged) {
+		CHECK(all_zero(r->auth, RBLK_NONCE_LEN));
+		return;
+	}
+	/* OK after a challenge: the target's proof over the answer's
+	 * nonce and ours (only "sec" has a secret, the harness's). */
+	CHECK(rblk_decode_login(f->login, sizeof(f->login), &l) == RBLK_S_OK);
+	CHECK(rblk_auth_verify(&fz_secret, RBLK_AUTH_TARGET, f->nonce, l.ini_nonce,
+			       l.volume, l.host, r->auth) == 0);
+}
+
+/*
+ * A status that ends the connection goes out once no command is running
+ * (their answers first), and is the last PDU.  SHUTTING_DOWN answers of a
+ * stopping target are not such a status.
+ */
+static void check_order(struct fz_conn *f, bool closing_status)
+{
+	CHECK(!f->told);
+	if (!closing_status)
+		return;
+	CHECK(f->c.nbusy == 0);
+	f->told = true;
+}
+
 static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 {
 	uint8_t type;
@@ -142,15 +194,16 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 			CHECK(f->c.state == TGT_CONN_LIVE);
 			CHECK(r.queue_depth <= fz_srv.cfg.max_queue_depth);
 		}
-		if (r.status == RBLK_S_AUTH_REQUIRED)
-			memcpy(f->nonce, r.auth, RBLK_NONCE_LEN);
+		check_login_auth(f, &r);
+		check_order(f, r.status != RBLK_S_OK && r.status != RBLK_S_AUTH_REQUIRED);
 		break;
 	}
 	case RBLK_PDU_DISCOVER_RSP: {
 		const size_t fixed = sizeof(struct rblk_wire_discover_rsp);
 		uint16_t status, count;
 
-		CHECK(rblk_decode_discover_rsp(pdu, fixed, &status, &count) == RBLK_S_OK);
+		CHECK(rblk_decode_discover_rsp(pdu, fixed, &status, &count, NULL) == RBLK_S_OK);
+		check_order(f, true);
 		for (unsigned i = 0; i < count; i++) {
 			struct rblk_discover_entry e;
 
@@ -167,6 +220,7 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 		CHECK(len == sizeof(struct rblk_wire_rsp));
 		CHECK(rblk_decode_rsp(pdu, len, &r) == RBLK_S_OK);
 		CHECK(r.status != RBLK_S_OK && r.value == 0);
+		check_order(f, r.tag == RBLK_TAG_NONE && r.status != RBLK_S_SHUTTING_DOWN);
 		break;
 	}
 	case RBLK_PDU_KEEPALIVE_RSP: {
@@ -177,6 +231,7 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 		CHECK(rblk_decode_keepalive(pdu, len, type, &status, &seq) == RBLK_S_OK);
 		CHECK(f->c.state != TGT_CONN_NEW);
 		CHECK(status == RBLK_S_OK || status == RBLK_S_SHUTTING_DOWN);
+		check_order(f, false);
 		break;
 	}
 	default:
@@ -214,6 +269,7 @@ static void fz_send_rsp(struct tgt_req *req)
 			rblk_status_str(req->status), req->data_len);
 	CHECK(rblk_decode_rsp(req->rsp, req->rsp_len, &r) == RBLK_S_OK);
 	CHECK(r.tag == req->tag && r.status == req->status);
+	check_order(f, false);
 	CHECK(req->tag < f->c.depth && req->busy);
 	if (r.status == RBLK_S_OK &&
 	    (req->opcode == RBLK_OP_READ || req->opcode == RBLK_OP_WRITE))
@@ -365,6 +421,8 @@ static int fz_offer(struct fz_conn *f, const uint8_t *p, uint32_t need,
 	CHECK(mem != NULL);
 	memcpy(copy, p, need);
 	fix_mac(f, copy, need);
+	if (need == sizeof(f->login) && copy[0] == RBLK_PDU_LOGIN)
+		memcpy(f->login, copy, need);
 	f->cur = copy;
 	f->cur_len = need;
 	ret = tgt_conn_pdu(&f->c, copy, need, len);
@@ -400,7 +458,8 @@ static void fz_parse(struct fz_conn *f)
 				}
 				if (want < 2 * f->data_req->buf_cap)
 					want = 2 * f->data_req->buf_cap;
-				if (tgt_req_data_room(f->data_req, f->data_got, want)) {
+				if (tgt_req_data_room(f->data_req, f->data_got,
+						      f->data_got + n, want)) {
 					f->paused = true;
 					return;
 				}
@@ -430,7 +489,8 @@ static void fz_parse(struct fz_conn *f)
 		st = rblk_decode_hdr(p, avail, msg_mode() ? FZ_RX_SIZE : RBLK_MAX_PDU,
 				     &type, &len);
 		if (st != RBLK_S_OK) {
-			tgt_conn_close(&f->c, true, NULL);	/* framing error */
+			/* framing error: told, closed gracefully (tcp.c, rdma.c) */
+			tgt_conn_fatal(&f->c, st, type, NULL);
 			return;
 		}
 		if (msg_mode())
@@ -438,7 +498,7 @@ static void fz_parse(struct fz_conn *f)
 		else if (type == RBLK_PDU_CMD)
 			need = sizeof(struct rblk_wire_cmd);
 		else if (len > FZ_MAX_CTRL) {
-			tgt_conn_close(&f->c, true, NULL);
+			tgt_conn_fatal(&f->c, RBLK_S_TOO_LARGE, type, NULL);
 			return;
 		} else
 			need = len;
@@ -516,8 +576,10 @@ static void fz_free(struct tgt_conn *c)
 	struct fz_conn *f = fz_of(c);
 
 	CHECK(f == fz_live);
-	CHECK(c->nbusy == 0 && c->buf_bytes == 0 && c->ndisk == 0 && c->nfetch == 0);
-	CHECK(!f->kick_busy && !c->bufwait && !c->login_timer);
+	CHECK(c->nbusy == 0 && c->share.bytes == 0 && c->ndisk == 0 && c->nfetch == 0);
+	CHECK(!c->share.pin[TGT_PIN_RX] && !c->share.pin[TGT_PIN_TX] && !c->share.grant);
+	CHECK(!f->kick_busy && c->share.wait == TGT_SHARE_NONE &&
+	      !c->share.ev_queued && !c->login_timer);
 	CHECK(c->state == TGT_CONN_CLOSING);
 	free(f->rbuf);
 	free(f);

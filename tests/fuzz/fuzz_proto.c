@@ -265,21 +265,25 @@ static void fuzz_discover_rsp(const uint8_t *b, size_t n)
 	const size_t fixed = sizeof(struct rblk_wire_discover_rsp);
 	struct rblk_discover_entry e, e2;
 	uint16_t status = 0, count = 0;
+	uint32_t flags = 0;
 	uint8_t w[sizeof(struct rblk_wire_discover_entry)];
 
 	/* The client reads the fixed part first, then the entries. */
 	if (rblk_decode_discover_rsp(b, n < fixed ? n : fixed, &status,
-				     &count) != RBLK_S_OK)
+				     &count, &flags) != RBLK_S_OK)
 		return;
 	CHECK(count <= RBLK_DISCOVER_MAX);
+	CHECK(!(flags & ~RBLK_DISCOVER_F_CUT) && flags == get32(b + 12));
 	CHECK(get32(b + 4) == fixed + count * ent);
 	{
 		uint8_t wr[sizeof(struct rblk_wire_discover_rsp)];
 		uint16_t status2 = 0, count2 = 0;
+		uint32_t flags2 = 0;
 
-		rblk_encode_discover_rsp(wr, status, count);
-		CHECK(rblk_decode_discover_rsp(wr, sizeof(wr), &status2, &count2) == RBLK_S_OK);
-		CHECK(status2 == status && count2 == count);
+		rblk_encode_discover_rsp(wr, status, count, flags);
+		CHECK(rblk_decode_discover_rsp(wr, sizeof(wr), &status2, &count2,
+					       &flags2) == RBLK_S_OK);
+		CHECK(status2 == status && count2 == count && flags2 == flags);
 	}
 	for (unsigned i = 0; i < count && fixed + (i + 1) * ent <= n; i++) {
 		memset(&e, 0, sizeof(e));

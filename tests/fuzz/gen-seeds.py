@@ -202,6 +202,21 @@ def conn_seeds():
         login("vol0") + b"".join(cmd(READ, t, 512 * t, 512) for t in range(8)) + \
         cmd(WRITE, 9, 0, 512, data=b"\x02" * 512)
     yield "tcp-force-end", head(F_FORCE_END | F_LAZY) + tcp
+    # A 1 MiB READ, a header of an unknown type and 64 KiB more in one
+    # send: the READ's answer comes first, then INVALID_OPCODE, then the
+    # end (a black-box client saw the answer cut off by a reset).
+    yield "tcp-fatal-after-read", head() + login("vol0") + cmd(READ, 1, 0, 1 << 20) + \
+        hdr(99, 8) + b"\x5a" * 65536
+    yield "tcp-fatal-after-read-lazy", head(F_LAZY, chunks=(0, 0, 0, 0, 0, 0)) + \
+        login("vol0") + cmd(READ, 1, 0, 1 << 20) + cmd(READ, 2, 0, 512) + hdr(99, 8)
+    yield "tcp-login-twice", head() + login("vol0") + login("vol0")
+    yield "tcp-login-twice-busy", head(F_LAZY) + login("vol0") + cmd(READ, 0, 0, 4096) + \
+        login("vol0")
+    yield "tcp-keepalive-bad", head() + login("vol0") + cmd(READ, 0, 0, 512) + \
+        keepalive(3, status=5)
+    yield "tcp-tag-none", head(F_LAZY) + login("vol0") + cmd(READ, 0, 0, 512) + \
+        cmd(FLUSH, 0xFFFFFFFF)
+    yield "tcp-discover-busy", head(F_LAZY) + login("vol0") + cmd(READ, 0, 0, 4096) + discover()
     yield "tcp-timer", head(F_TIMER) + login("vol0") + cmd(FLUSH, 0)
     yield "tcp-timer-idle", head(F_TIMER) + hdr(LOGIN, 216)[:6]
     msg = login("vol0") + io_mix_msg()
@@ -221,6 +236,8 @@ def conn_seeds():
     yield "msg-bad-volume", head(F_MESSAGE) + login("bad") + \
         cmd(WRITE, 0, 0, 4096, sges=((0, 1, 4096),)) + cmd(READ, 1, 64 << 10, 512, sges=((0, 1, 512),))
     yield "msg-discover", head(F_MESSAGE) + discover("host-a")
+    yield "msg-fatal-after-read", head(F_MESSAGE | F_LAZY) + login("vol0") + \
+        cmd(READ, 1, 0, 512 << 10, sges=((0x100000, 9, 512 << 10),)) + hdr(99, 8)
 
 
 def write(subdir, seeds):

@@ -7,7 +7,10 @@
 # target must still serve LOGINs after each, the good clients' data must
 # verify, and the target must stop cleanly afterwards.  A bystander does
 # fio verify on a volume of its own (byst) throughout; each case also
-# fails if it has seen an error by then (issue 11).
+# fails if it has seen an error by then (issue 11).  Then two cases that
+# need more setup: a volume's secret cleared while a client is being
+# challenged (the answer must still be AUTH_FAILED), and a target with
+# more volumes than one DISCOVER answer holds (the answer says it is cut).
 . "$(dirname "$0")/lib.sh"
 require_target
 HOSTILE=$RBLK_BUILD/tests/tools/rblk-hostile
@@ -20,6 +23,9 @@ write_conf "$T/t.conf" uring "$T/vol0.img" 64M
 # A short login timeout so that the idle-no-login case is quick.
 sed -i 's/^\[target\]$/[target]\nlogin_timeout = 2/' "$T/t.conf"
 printf '\n[volume byst]\npath = %s/byst.img\nsize = 16M\nallow_any_host = yes\n' "$T" >>"$T/t.conf"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/sec.key"
+chmod 600 "$T/sec.key"
+printf '\n[volume sec]\npath = %s/sec.img\nsize = 1M\nallow_any_host = yes\nsecret_file = %s/sec.key\n' "$T" "$T" >>"$T/t.conf"
 start_target "$T/t.conf"
 bystander_start byst
 
@@ -63,6 +69,15 @@ for c in $("$HOSTILE" 127.0.0.1 "$PORT" vol0 list); do
 	verdict $? "hostile-$c" "$T/h-$c.out"
 	kill -0 "$TARGET_PID" 2>/dev/null || { tail -20 "$T/target.log"; fail "target died during case $c"; }
 done
+# A secret cleared (rblkctl) between the challenge and the answer.
+if [ -x "$RBLKCTL_BIN" ]; then
+	timeout 60 "$HOSTILE" 127.0.0.1 "$PORT" vol0 secret-cleared --secret-vol sec \
+		--exec "$RBLKCTL_BIN --socket $T/t.conf.sock volume secret sec --clear >/dev/null" \
+		>"$T/h-secret-cleared.out" 2>&1
+	verdict $? hostile-secret-cleared "$T/h-secret-cleared.out"
+else
+	echo "RBLK-CASE: SKIP hostile-secret-cleared $RBLKCTL_BIN not built"
+fi
 # Garbage of several sizes and seeds, each on its own connection.
 for n in 1 7 8 63 64 65 1000 100000; do
 	timeout 30 "$HOSTILE" 127.0.0.1 "$PORT" vol0 garbage --bytes "$n" --seed "$n" \
@@ -105,4 +120,26 @@ else
 	echo "RBLK-CASE: FAIL clean-stop-after-hostile exit $TARGET_RC"
 	nfail=$((nfail + 1))
 fi
+
+# More volumes open to a host than one DISCOVER answer holds (256): the
+# answer lists 256 and says the list is cut; rblkctl discover says so too.
+PORT=$(free_port) || fail "no free port"
+write_conf "$T/many.conf" null /dev/null 1M
+sed -i '/^path = \/dev\/null$/d' "$T/many.conf"
+for i in $(seq 1 299); do
+	printf '\n[volume v%03d]\nbackend = null\nsize = 1M\nallow_any_host = yes\n' "$i"
+done >>"$T/many.conf"
+: >"$T/target.log"
+start_target "$T/many.conf"
+timeout 30 "$HOSTILE" 127.0.0.1 "$PORT" vol0 discover-cut --volumes 300 >"$T/h-cut.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -x "$RBLKCTL_BIN" ]; then
+	"$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostile \
+		>"$T/cut.list" 2>"$T/cut.err" || rc=1
+	n=$(tail -n +2 "$T/cut.list" | wc -l)
+	echo "rblkctl discover: $n volume(s); $(cat "$T/cut.err")" >>"$T/h-cut.out"
+	[ "$n" -eq 256 ] && grep -q "lists only the first 256" "$T/cut.err" || rc=1
+fi
+verdict "$rc" hostile-discover-cut "$T/h-cut.out"
+stop_target TERM
 [ "$nfail" -eq 0 ]

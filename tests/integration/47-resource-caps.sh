@@ -208,8 +208,124 @@ case_timers() {
 	target_log_clean
 }
 
+# The default config, where the caps alone let two addresses hold the
+# whole pool (a host share is half of it): 64 sessions from 127.0.0.2 and
+# 127.0.0.3 each send a 1 MiB WRITE but its last byte, 16 more send 32
+# READs of 1 MiB and never read, and all hold on.  A bystander from
+# 127.0.0.1 on another volume does fio verify meanwhile, with
+# ctrl_loss_tmo=0 so that a lost connection is an error.  Starved, it
+# waited for data_timeout (30 s) and was then closed for a payload the
+# target had not read; it must now see no error, be closed never, and
+# no I/O of its may take 2 s.  FAIR_UNFINISHED and FAIR_NOREAD (sessions
+# per address, 32 and 8) run one attack alone when the other is 0.
+FAIR_MAX_LAT_MS=2000
+FAIR_UNFINISHED=${FAIR_UNFINISHED:-32}
+FAIR_NOREAD=${FAIR_NOREAD:-8}
+case_fair_share() {
+	PORT=$(free_port) || skip "no free port"
+	CONF=$T/fair.conf
+	write_conf "$CONF" uring "$T/f0.img" 256M
+	cat >>"$CONF" <<EOF
+
+[volume vol1]
+path = $T/f1.img
+size = 64M
+allow_any_host = yes
+EOF
+	: >"$T/target.log"
+	start_target "$CONF"
+	grep 'reactor thread' "$T/target.log"
+	local out=$T/fio-fair.json pids=() p lat rc
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+		--port="$PORT" --volume=vol1 --hostname=bystander --ctrl_loss_tmo=0 \
+		--verify_state_save=0 --output-format=json --name=fair \
+		--rw=randwrite --bs=4k --iodepth=4 --size=32M --time_based \
+		--runtime=24 --verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+		>"$out" 2>"$T/fio-fair.err" &
+	local fio=$!
+	_cleanup_pids+=("$fio")
+	sleep 2
+	for a in 127.0.0.2 127.0.0.3; do
+		[ "$FAIR_UNFINISHED" -gt 0 ] || break
+		"$HOSTILE" 127.0.0.1 "$PORT" vol0 unfinished-write --conns "$FAIR_UNFINISHED" \
+			--idle 18 --bind "$a" >"$T/unfinished-$a.out" 2>&1 &
+		pids+=($!)
+	done
+	sleep 1
+	for a in 127.0.0.2 127.0.0.3; do
+		[ "$FAIR_NOREAD" -gt 0 ] || break
+		"$HOSTILE" 127.0.0.1 "$PORT" vol0 no-read --conns "$FAIR_NOREAD" --idle 17 \
+			--bind "$a" >"$T/no-read-$a.out" 2>&1 &
+		pids+=($!)
+	done
+	_cleanup_pids+=("${pids[@]}")
+	wait "$fio"; rc=$?
+	for p in "${pids[@]}"; do wait "$p"; done
+	cat "$T"/unfinished-*.out "$T"/no-read-*.out 2>/dev/null
+	kill -0 "$TARGET_PID" 2>/dev/null || fail "target died"
+	[ "$(cat "$T"/unfinished-*.out 2>/dev/null | grep -o '^  [0-9]* session(s)' | awk '{ n += $1 } END { print n + 0 }')" = $((2 * FAIR_UNFINISHED)) ] ||
+		fail "not all $((2 * FAIR_UNFINISHED)) unfinished WRITE sessions logged in"
+	[ "$(cat "$T"/no-read-*.out 2>/dev/null | grep -o '^  [0-9]* session(s)' | awk '{ n += $1 } END { print n + 0 }')" = $((2 * FAIR_NOREAD)) ] ||
+		fail "not all $((2 * FAIR_NOREAD)) no-read sessions logged in"
+	grep 'closing' "$T/target.log" | grep -v ' 127\.0\.0\.[23]:' | grep -v 'peer closed' &&
+		fail "a connection from 127.0.0.1 was closed"
+	[ "$rc" -eq 0 ] || { cat "$T/fio-fair.err"; tail -n 30 "$out"; fail "bystander fio failed (exit $rc)"; }
+	lat=$(python3 - "$out" <<'PY'
+import json, sys
+txt = open(sys.argv[1]).read()
+j = json.loads(txt[txt.index('{'):])["jobs"][0]
+if j["error"]:
+    print("fio error %d" % j["error"], file=sys.stderr); sys.exit(1)
+m = max(j[d]["lat_ns"]["max"] for d in ("read", "write"))
+print("%d %d %d" % (m // 1000000, j["write"]["io_bytes"] >> 10, j["read"]["io_bytes"] >> 10))
+PY
+) || fail "bystander fio reported an error"
+	echo "note: bystander next to $((2 * FAIR_UNFINISHED)) unfinished WRITEs and $((2 * FAIR_NOREAD)) non-readers: longest I/O ${lat%% *} ms; KiB written, verified: ${lat#* }"
+	[ "${lat%% *}" -lt "$FAIR_MAX_LAT_MS" ] || fail "a bystander I/O took ${lat%% *} ms (limit $FAIR_MAX_LAT_MS)"
+	grep -E 'closing: .*(buffer|stall)' "$T/target.log" | head -n 3
+	stop_target TERM
+	[ "$TARGET_RC" -eq 0 ] || fail "target exit $TARGET_RC after SIGTERM"
+	target_log_clean
+}
+
+# stall_timeout (2 s here; idle_timeout stays 60 s): sessions whose
+# answers pin buffers and do not move are closed, one that reads slowly
+# but steadily is not.  Before, only idle_timeout (60 s) closed them.
+case_stall() {
+	PORT=$(free_port) || skip "no free port"
+	CONF=$T/stall.conf
+	write_conf "$CONF" uring "$T/s.img" 64M
+	sed -i 's/^\[target\]$/[target]\nstall_timeout = 2/' "$CONF"
+	: >"$T/target.log"
+	start_target "$CONF"
+	local nr slow rc first
+	"$HOSTILE" 127.0.0.1 "$PORT" vol0 no-read --conns 2 --idle 8 \
+		--bind 127.0.0.4 >"$T/stall-nr.out" 2>&1 &
+	nr=$!
+	"$HOSTILE" 127.0.0.1 "$PORT" vol0 slow-read --idle 8 \
+		--bind 127.0.0.5 >"$T/stall-slow.out" 2>&1 &
+	slow=$!
+	_cleanup_pids+=("$nr" "$slow")
+	wait "$nr"
+	wait "$slow"; rc=$?
+	cat "$T/stall-nr.out" "$T/stall-slow.out"
+	grep -q '2 of 2 connection(s) closed by the target' "$T/stall-nr.out" ||
+		fail "sessions that never read were not closed within 8 s"
+	grep -q 'closing: .*(stall_timeout)' "$T/target.log" || fail "no stall_timeout line in the target log"
+	first=$(grep -o 'first after [0-9.]*' "$T/stall-nr.out" | grep -o '[0-9.]*$')
+	awk -v f="$first" 'BEGIN { exit !(f >= 1.5) }' || fail "closed after $first s, before stall_timeout (2 s)"
+	[ "$rc" -eq 0 ] || fail "the session that reads slowly was closed"
+	echo "note: non-readers closed after $first s (stall_timeout 2 s); $(grep -o 'read [0-9]* KiB.*' "$T/stall-slow.out")"
+	limit_at_least "$CONF" closed_stall_timeout 2
+	stop_target TERM
+	[ "$TARGET_RC" -eq 0 ] || fail "target exit $TARGET_RC after SIGTERM"
+	target_log_clean
+}
+
 # Each case in a subshell: fail and skip end the case, not the test.
 sub() { ( "$@" ); }
+run_case fair-share-default-config sub case_fair_share
 run_case attack-caps-bystander sub case_attack
 run_case idle-keepalive-data-timeout-limits sub case_timers
+run_case stall-timeout sub case_stall
 exit $((nfail > 0))

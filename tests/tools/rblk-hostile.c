@@ -9,8 +9,11 @@
  *                [--idle SECONDS]   (idle-no-login: how long to wait)
  *                [--offset BYTES]   (io-error: where a fault volume fails;
  *                                    not part of "all"/"list")
- *                [--conns N]        (no-read, silent-write: connections)
+ *                [--conns N]        (no-read, silent-write, unfinished-write:
+ *                                    connections)
  *                [--bind ADDR]      (connect from this local address)
+ *                [--secret-vol V --exec CMD]  (secret-cleared, below)
+ *                [--volumes N]      (discover-cut: volumes open to us)
  *
  * Two attacks are not part of "all": they hold their connections for
  * --idle seconds while the caller measures what a bystander still gets.
@@ -18,7 +21,16 @@
  *   silent-write  N sessions each send a WRITE announcing 1 MiB and 1 byte
  *   write-no-read N sessions each send 32 WRITEs of 1 MiB with their data
  *                 (as far as the target takes it) and never read
+ *   unfinished-write  N sessions each send a WRITE of 1 MiB with all of
+ *                 its data but the last byte
+ *   slow-read     one session sends 32 READs of 1 MiB and reads the
+ *                 answers at 1.25 MiB/s (fails if the target closes it)
  * Each reports how many of its connections the target closed, and when.
+ *
+ * Two more need the caller's setup: secret-cleared (a volume with a
+ * secret, --secret-vol, and a command, --exec, that clears that secret:
+ * run between the challenge and the answer) and discover-cut (a target
+ * with more than 256 volumes open to this host, --volumes N).
  *
  * Prints what came back ("status BAD_TAG tag 7", "closed", "nothing") and
  * one verdict line per case; exit 0 when every case was answered as the
@@ -47,7 +59,10 @@ static unsigned g_seed = 1;
 static unsigned g_idle = 15;
 static uint64_t g_offset;	/* io-error: where the store fails */
 static unsigned g_conns;	/* no-read, silent-write: 0 = their default */
-static const char *g_bind;	/* local address to connect from */	/* seconds the target may take to drop an idle opening */
+static const char *g_bind;	/* local address to connect from */
+static const char *g_secret_vol;	/* secret-cleared: a volume with a secret */
+static const char *g_exec;		/* secret-cleared: run while challenged */
+static unsigned g_min_vols;		/* discover-cut: volumes the target lists */
 
 /* ---- socket helpers ------------------------------------------------- */
 
@@ -304,7 +319,7 @@ static bool expect_fatal(int fd, int want, enum waiting w)
 	case AWAIT_DISCOVER_RSP:
 		r = recv_exact(fd, buf, sizeof(struct rblk_wire_discover_rsp), 3000);
 		if (r != 1 || rblk_decode_discover_rsp(buf, sizeof(struct rblk_wire_discover_rsp),
-						       &st, &count) != RBLK_S_OK || count)
+						       &st, &count, NULL) != RBLK_S_OK || count)
 			st = RBLK_S__MAX;
 		printf("  got: %s %s\n", st < RBLK_S__MAX ? "DISCOVER_RSP" : "no DISCOVER_RSP",
 		       st < RBLK_S__MAX ? rblk_status_str(st) : "");
@@ -824,7 +839,7 @@ static bool case_discover(void)
 	/* a command pipelined behind DISCOVER must not be executed */
 	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, 0, 0, 0, 0));
 	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
-	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count) != RBLK_S_OK) {
+	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count, NULL) != RBLK_S_OK) {
 		printf("  got: no/garbled DISCOVER_RSP\n");
 		close(fd);
 		return false;
@@ -1201,6 +1216,49 @@ static bool case_no_read(void)
 	return n > 0;
 }
 
+/*
+ * A session that sends 32 READs of 1 MiB and reads the answers slowly
+ * but steadily (64 KiB every 50 ms, 1.25 MiB/s) for --idle seconds:
+ * answers that move, however slowly, must not be taken for a client
+ * that stopped reading.  Fails if the target closes it.
+ */
+static bool case_slow_read(void)
+{
+	struct rblk_login_rsp lr;
+	struct timespec t0, t;
+	uint8_t cmd[64], *buf = malloc(65536);
+	size_t got = 0;
+	int fd = dial_login_depth(32, &lr);
+	bool ok = true;
+
+	if (fd < 0) {
+		free(buf);
+		return false;
+	}
+	for (uint32_t tag = 0; tag < lr.queue_depth && tag < 32; tag++) {
+		make_cmd(cmd, RBLK_OP_READ, 0, tag, (uint64_t)tag << 20, 1u << 20, 0);
+		send_all(fd, cmd, sizeof(cmd));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		ssize_t n = recv(fd, buf, 65536, MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			ok = false;
+			break;
+		}
+		if (n > 0)
+			got += (size_t)n;
+		usleep(50000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < (time_t)g_idle);
+	printf("  read %zu KiB of answers slowly in %u s: %s\n", got >> 10, g_idle,
+	       ok ? "still open" : "CLOSED by the target");
+	close(fd);
+	free(buf);
+	return ok && got > 0;
+}
+
 /* Sessions that send 32 WRITEs of 1 MiB (data and all, as far as the
  * target reads it within a second) and never read an answer. */
 static bool case_write_no_read(void)
@@ -1283,6 +1341,406 @@ static bool case_silent_write(void)
 	return n > 0;
 }
 
+/* ---- whole answers up to the close (errors that close a connection) ---- */
+
+/*
+ * Like recv_exact, but tells a clean close (FIN: 0) from a reset
+ * (-ECONNRESET); -1 on timeout.  slow: read in 16 KiB steps with a pause
+ * between them, so that the target's answer waits in its socket.
+ */
+static int recv_all(int fd, void *buf, size_t len, int timeout_ms, bool slow)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		size_t step = slow && len > 16384 ? 16384 : len;
+		ssize_t n;
+
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -1;
+		n = recv(fd, p, step, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == ECONNRESET ? -ECONNRESET : -1;
+		if (n == 0)
+			return 0;
+		p += n;
+		len -= n;
+		if (slow)
+			usleep(2000);
+	}
+	return 1;
+}
+
+/*
+ * The next PDU, whatever its type, into buf (cap bytes; the rest of a
+ * longer one is read and dropped).  Returns its length with *type set, 0
+ * when the target closed cleanly, -ECONNRESET when it reset the
+ * connection, -1 on timeout or a broken header.
+ */
+static int read_pdu(int fd, uint8_t *buf, size_t cap, uint8_t *type,
+		    int timeout_ms, bool slow)
+{
+	uint8_t junk[16384];
+	uint32_t len, got;
+	int r = recv_all(fd, buf, sizeof(struct rblk_wire_hdr), timeout_ms, false);
+
+	if (r <= 0)
+		return r;
+	if (rblk_decode_hdr(buf, sizeof(struct rblk_wire_hdr), RBLK_MAX_PDU,
+			    type, &len) != RBLK_S_OK)
+		return -1;
+	got = sizeof(struct rblk_wire_hdr);
+	if (len > got) {
+		uint32_t n = len < cap ? len : (uint32_t)cap;
+
+		r = recv_all(fd, buf + got, n - got, timeout_ms, slow);
+		if (r <= 0)
+			return r;
+		for (got = n; got < len; got += sizeof(junk) < len - got ?
+						  sizeof(junk) : len - got) {
+			r = recv_all(fd, junk, sizeof(junk) < len - got ?
+				     sizeof(junk) : len - got, timeout_ms, slow);
+			if (r <= 0)
+				return r;
+		}
+	}
+	return (int)len;
+}
+
+static const char *end_str(int r)
+{
+	return r == 0 ? "closed (FIN)" : r == -ECONNRESET ? "RESET" : "nothing (timeout)";
+}
+
+/*
+ * A 1 MiB READ, then a header of an unknown type in the same send, then
+ * 64 KiB more that the target never parses.  The target tells the peer
+ * INVALID_OPCODE and closes, but only once the READ's answer is out
+ * (docs/protocol.md, "Errors that close the connection"): the peer must
+ * get the READ's whole data, then the status, then a clean close.  The
+ * client reads slowly, so the answer is still in the target's socket when
+ * it closes: a close with unread input resets the connection and throws
+ * that away.
+ */
+static bool case_fatal_after_read(void)
+{
+	const uint32_t len = 1u << 20;
+	uint8_t *buf = malloc(64 + len), two[72], *junk = calloc(1, 65536);
+	bool ok = true;
+
+	for (int i = 0; ok && i < 5; i++) {
+		struct rblk_login_rsp lr;
+		int fd = dial_login(&lr), r, got_read = 0, got_fatal = 0;
+		uint8_t type;
+
+		if (fd < 0) {
+			ok = false;
+			break;
+		}
+		make_cmd(two, RBLK_OP_READ, 0, 1, 0, len, 0);
+		memset(two + 64, 0, 8);
+		two[64] = 99;			/* no such PDU type */
+		two[65] = RBLK_PROTO_VERSION;
+		two[68] = 8;
+		send_all(fd, two, sizeof(two));
+		usleep(100000);
+		/* The target stopped parsing; these bytes stay unread. */
+		send(fd, junk, 65536, MSG_NOSIGNAL | MSG_DONTWAIT);
+		usleep(200000);
+		while ((r = read_pdu(fd, buf, 64 + len, &type, 5000, true)) > 0) {
+			struct rblk_rsp rsp;
+
+			if (type != RBLK_PDU_RSP ||
+			    rblk_decode_rsp(buf, sizeof(struct rblk_wire_rsp), &rsp) != RBLK_S_OK) {
+				printf("  got: PDU type %u\n", type);
+				ok = false;
+				continue;
+			}
+			show(1, &rsp);
+			if (rsp.tag == 1 && rsp.status == RBLK_S_OK &&
+			    (uint32_t)r == sizeof(struct rblk_wire_rsp) + len && !got_fatal)
+				got_read++;
+			else if (rsp.tag == RBLK_TAG_NONE &&
+				 rsp.status == RBLK_S_INVALID_OPCODE && got_read)
+				got_fatal++;
+			else
+				ok = false;
+		}
+		printf("  then: %s\n", end_str(r));
+		if (got_read != 1 || got_fatal != 1 || r != 0) {
+			printf("  want: the READ's answer with all its data, then the status, then a clean close\n");
+			ok = false;
+		}
+		close(fd);
+	}
+	free(buf);
+	free(junk);
+	return ok;
+}
+
+/* Reads LOGIN_RSPs until the connection ends; their statuses in st[]. */
+static int login_rsps(int fd, uint16_t *st, int max, int *end)
+{
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login_rsp lr;
+	uint8_t type;
+	int n = 0, r;
+
+	while ((r = read_pdu(fd, buf, sizeof(buf), &type, 3000, false)) > 0) {
+		if (type != RBLK_PDU_LOGIN_RSP ||
+		    rblk_decode_login_rsp(buf, (size_t)r, &lr) != RBLK_S_OK) {
+			printf("  got: PDU type %u\n", type);
+			n = -1;
+			break;
+		}
+		printf("  got: LOGIN_RSP %s\n", rblk_status_str(lr.status));
+		if (n >= 0 && n < max)
+			st[n] = lr.status;
+		n++;
+	}
+	*end = r;
+	printf("  then: %s\n", end_str(r));
+	return n;
+}
+
+static size_t login_pdu(uint8_t *pdu, const char *vol)
+{
+	struct rblk_login l = { .queue_depth = 4 };
+
+	snprintf(l.volume, sizeof(l.volume), "%s", vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	return rblk_encode_login(pdu, &l);
+}
+
+/*
+ * Every LOGIN the target reads gets a LOGIN_RSP: a second one on a logged
+ * in connection (sent with the first, or later) is refused with
+ * INVALID_OPCODE and the connection closes cleanly.  A LOGIN behind a
+ * command sent before LOGIN is not read: the client gets the one
+ * LOGIN_RSP (NOT_LOGGED_IN) it waits for, then a clean close.
+ */
+static bool case_login_twice(void)
+{
+	const size_t ll = sizeof(struct rblk_wire_login);
+	uint8_t two[2 * sizeof(struct rblk_wire_login) + 64];
+	uint16_t st[4];
+	int fd, n, end;
+	bool ok;
+
+	printf("  LOGIN and LOGIN in one send:\n");
+	login_pdu(two, g_vol);
+	login_pdu(two + ll, g_vol);
+	fd = dial();
+	if (fd < 0)
+		return false;
+	send_all(fd, two, 2 * ll);
+	n = login_rsps(fd, st, 4, &end);
+	close(fd);
+	ok = n == 2 && st[0] == RBLK_S_OK && st[1] == RBLK_S_INVALID_OPCODE && end == 0;
+
+	printf("  LOGIN, then another 0.2 s later:\n");
+	fd = dial();
+	if (fd < 0)
+		return false;
+	send_all(fd, two, ll);
+	usleep(200000);
+	send_all(fd, two, ll);
+	n = login_rsps(fd, st, 4, &end);
+	close(fd);
+	ok = ok && n == 2 && st[0] == RBLK_S_OK && st[1] == RBLK_S_INVALID_OPCODE &&
+	     end == 0;
+
+	printf("  a READ before LOGIN, and a LOGIN, in one send:\n");
+	make_cmd(two, RBLK_OP_READ, 0, 1, 0, 4096, 0);
+	login_pdu(two + 64, g_vol);
+	fd = dial();
+	if (fd < 0)
+		return false;
+	send_all(fd, two, 64 + ll);
+	n = login_rsps(fd, st, 4, &end);
+	close(fd);
+	ok = ok && n == 1 && st[0] == RBLK_S_NOT_LOGGED_IN && end == 0;
+	if (!ok)
+		printf("  want: OK then INVALID_OPCODE (twice), NOT_LOGGED_IN alone, each followed by a clean close\n");
+	return ok;
+}
+
+/*
+ * [V33] A malformed KEEPALIVE (longer than 24 bytes, a status, a reserved
+ * byte) is told INVALID_FIELD, and one before LOGIN NOT_LOGGED_IN, as
+ * every framing error: then the connection closes.
+ */
+static bool bad_keepalive(void (*mangle)(uint8_t *ka, size_t *len), bool do_login,
+			  int want)
+{
+	struct rblk_login_rsp lr;
+	uint8_t ka[32] = { 0 };
+	size_t len = rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 7);
+	int fd = do_login ? dial_login(&lr) : dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	if (mangle)
+		mangle(ka, &len);
+	send_all(fd, ka, len);
+	ok = expect_fatal(fd, want, do_login ? AWAIT_RSP : AWAIT_LOGIN_RSP);
+	close(fd);
+	return ok;
+}
+
+static void ka_long(uint8_t *ka, size_t *len) { *len = 32; ka[4] = 32; }
+static void ka_status(uint8_t *ka, size_t *len) { ka[8] = RBLK_S_IO_ERROR; }
+static void ka_rsvd(uint8_t *ka, size_t *len) { ka[12] = 1; }
+
+static bool case_bad_keepalive(void)
+{
+	return bad_keepalive(ka_long, true, RBLK_S_INVALID_FIELD) &&
+	       bad_keepalive(ka_status, true, RBLK_S_INVALID_FIELD) &&
+	       bad_keepalive(ka_rsvd, true, RBLK_S_INVALID_FIELD) &&
+	       bad_keepalive(NULL, false, RBLK_S_NOT_LOGGED_IN);
+}
+
+/*
+ * A command with tag 0xFFFFFFFF: its answer would read as a connection
+ * error (RBLK_TAG_NONE), so it is one: told BAD_TAG for that tag, closed.
+ */
+static bool case_tag_none(void)
+{
+	struct rblk_login_rsp lr;
+	uint8_t cmd[64];
+	int fd = dial_login(&lr);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, RBLK_TAG_NONE, 0, 0, 0));
+	ok = expect_fatal(fd, RBLK_S_BAD_TAG, AWAIT_RSP);
+	close(fd);
+	return ok;
+}
+
+/*
+ * Not in "all": a challenge whose volume's secret is cleared (--exec)
+ * before the answer comes.  The answer, with a MAC no secret made, must
+ * be AUTH_FAILED: the challenge stays bound to the secret it was issued
+ * under, and an OK after a challenge would have to carry a proof.
+ */
+static bool case_secret_cleared(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_login)];
+	uint8_t buf[sizeof(struct rblk_wire_login_rsp)];
+	struct rblk_login l = { .queue_depth = 4 };
+	struct rblk_login_rsp lr;
+	int fd, rc;
+	bool ok;
+
+	if (!g_secret_vol || !g_exec) {
+		printf("  needs --secret-vol VOLUME --exec CMD\n");
+		return false;
+	}
+	fd = dial();
+	if (fd < 0)
+		return false;
+	snprintf(l.volume, sizeof(l.volume), "%s", g_secret_vol);
+	snprintf(l.host, sizeof(l.host), "hostile");
+	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	if (recv_exact(fd, buf, sizeof(buf), 3000) != 1 ||
+	    rblk_decode_login_rsp(buf, sizeof(buf), &lr) != RBLK_S_OK ||
+	    lr.status != RBLK_S_AUTH_REQUIRED) {
+		printf("  got no AUTH_REQUIRED for %s\n", g_secret_vol);
+		close(fd);
+		return false;
+	}
+	printf("  challenged; running: %s\n", g_exec);
+	fflush(stdout);
+	rc = system(g_exec);
+	if (rc != 0) {
+		printf("  the command failed (%d)\n", rc);
+		close(fd);
+		return false;
+	}
+	memset(l.auth_mac, 0x11, sizeof(l.auth_mac));	/* no secret made it */
+	memset(l.ini_nonce, 0x22, sizeof(l.ini_nonce));
+	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	ok = recv_exact(fd, buf, sizeof(buf), 3000) == 1 &&
+	     rblk_decode_login_rsp(buf, sizeof(buf), &lr) == RBLK_S_OK;
+	printf("  answer with a made-up MAC: %s\n", ok ? rblk_status_str(lr.status)
+						      : "no LOGIN_RSP");
+	ok = ok && lr.status == RBLK_S_AUTH_FAILED && expect_closed(fd);
+	close(fd);
+	return ok;
+}
+
+/*
+ * Not in "all": a target with more volumes open to us (--volumes N) than
+ * one DISCOVER_RSP holds lists 256 and says the list is cut.
+ */
+static bool case_discover_cut(void)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_discover)], hdr[sizeof(struct rblk_wire_discover_rsp)];
+	uint8_t ent[sizeof(struct rblk_wire_discover_entry)];
+	uint16_t st, count;
+	uint32_t flags;
+	int fd = dial();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
+	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
+	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count, &flags) != RBLK_S_OK) {
+		printf("  got: no/garbled DISCOVER_RSP\n");
+		close(fd);
+		return false;
+	}
+	for (unsigned i = 0; i < count; i++)
+		if (recv_exact(fd, ent, sizeof(ent), 3000) != 1)
+			break;
+	printf("  got: DISCOVER_RSP %s, %u volume(s)%s (%u open to us)\n",
+	       rblk_status_str(st), count,
+	       flags & RBLK_DISCOVER_F_CUT ? ", marked cut" : ", not marked cut",
+	       g_min_vols);
+	ok = st == RBLK_S_OK && expect_closed(fd);
+	if (g_min_vols > RBLK_DISCOVER_MAX)
+		ok = ok && count == RBLK_DISCOVER_MAX && (flags & RBLK_DISCOVER_F_CUT);
+	else
+		ok = ok && count == g_min_vols && !(flags & RBLK_DISCOVER_F_CUT);
+	close(fd);
+	return ok;
+}
+
+/* Sessions that each send a 1 MiB WRITE but its last byte. */
+static bool case_unfinished_write(void)
+{
+	const uint32_t len = 1u << 20;
+	unsigned n = g_conns ? g_conns : 32;
+	int *fds = calloc(n, sizeof(*fds));
+	uint8_t *pdu = malloc(64 + len);
+	struct rblk_login_rsp lr;
+
+	memset(pdu, 0xcd, 64 + len);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = dial_login(&lr);
+		if (fds[i] < 0) {
+			n = i;
+			break;
+		}
+		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, lr.size / 2, len, len);
+		/* Never blocks long: the target takes it all but the byte. */
+		send_all(fds[i], pdu, 64 + len - 1);
+	}
+	printf("  %u session(s), each a WRITE of 1 MiB with all but its last byte sent\n", n);
+	fflush(stdout);
+	hold_unread(fds, n);
+	close_all(fds, n);
+	free(pdu);
+	return n > 0;
+}
+
 struct hcase {
 	const char *name;
 	bool (*fn)(void);
@@ -1322,8 +1780,16 @@ static const struct hcase cases[] = {
 	{ .name = "discard", .fn = case_discard },
 	{ .name = "range-too-large", .fn = case_range_too_large },
 	{ .name = "trickle-write", .fn = case_trickle_write },
+	{ .name = "fatal-after-read", .fn = case_fatal_after_read },
+	{ .name = "login-twice", .fn = case_login_twice },
+	{ .name = "bad-keepalive", .fn = case_bad_keepalive },
+	{ .name = "tag-none", .fn = case_tag_none },
+	{ .name = "secret-cleared", .fn = case_secret_cleared, .not_in_all = true },
+	{ .name = "discover-cut", .fn = case_discover_cut, .not_in_all = true },
+	{ .name = "unfinished-write", .fn = case_unfinished_write, .not_in_all = true },
 	{ .name = "io-error", .fn = case_io_error, .not_in_all = true },
 	{ .name = "no-read", .fn = case_no_read, .not_in_all = true },
+	{ .name = "slow-read", .fn = case_slow_read, .not_in_all = true },
 	{ .name = "silent-write", .fn = case_silent_write, .not_in_all = true },
 	{ .name = "write-no-read", .fn = case_write_no_read, .not_in_all = true },
 };
@@ -1357,7 +1823,8 @@ int main(int argc, char **argv)
 	const char *which;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S] [--idle S]\n");
+		fprintf(stderr, "usage: rblk-hostile HOST PORT VOLUME CASE|all|list [--bytes N] [--seed S] [--idle S]\n"
+			"       [--conns N] [--bind ADDR] [--offset BYTES] [--secret-vol V --exec CMD] [--volumes N]\n");
 		return 2;
 	}
 	g_host = argv[1];
@@ -1377,6 +1844,12 @@ int main(int argc, char **argv)
 			g_conns = strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--bind"))
 			g_bind = argv[i + 1];
+		else if (!strcmp(argv[i], "--secret-vol"))
+			g_secret_vol = argv[i + 1];
+		else if (!strcmp(argv[i], "--exec"))
+			g_exec = argv[i + 1];
+		else if (!strcmp(argv[i], "--volumes"))
+			g_min_vols = strtoul(argv[i + 1], NULL, 0);
 	}
 	if (!g_garbage_bytes)
 		g_garbage_bytes = 1;

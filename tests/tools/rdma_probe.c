@@ -18,7 +18,16 @@
  *                                         (odd ones) or READs and WRITEs
  *                                         (even ones) and never take the
  *                                         answers; held HOLD_S s
+ *   rdma_probe HOST PORT VOLUME hog-writes N HOLD_S
+ *                                         the same with WRITEs only and no
+ *                                         receive after LOGIN: the RDMA
+ *                                         READs of their data queue behind
+ *                                         an answer that meets RNR and
+ *                                         never complete
  *   rdma_probe list                       the case names
+ *
+ * RBLK_PROBE_SRC=ADDR: connect from that local address (another host for
+ * the target's per-host caps).
  *
  * Hostile cases speak raw verbs (proto/rdma_verbs.h) so they can send what
  * the client library never would.  Each prints "RESULT: ..." with what it
@@ -37,6 +46,7 @@
  *     closes this connection (docs/protocol.md, "Errors that close the
  *     connection").
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -76,6 +86,8 @@ struct probe {
 	struct rblk_login_rsp lrsp;
 	int connected;
 	unsigned depth;			/* asked at connect and LOGIN; 0: NSLOTS */
+	unsigned rx;			/* receives posted at connect; 0: NSLOTS */
+	bool no_repost;			/* LOGIN_RSP's receive is not posted again */
 };
 
 struct hcase {
@@ -211,6 +223,20 @@ static int wait_recv(struct probe *p, int timeout_ms, uint32_t *len)
 	}
 }
 
+/* RBLK_PROBE_SRC: bind the cm_id to that local address first, so that
+ * the target sees the connection come from it.  0 or -errno. */
+static int bind_src(struct rdma_cm_id *id)
+{
+	const char *src = getenv("RBLK_PROBE_SRC");
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	if (!src || !*src)
+		return 0;
+	if (inet_pton(AF_INET, src, &sin.sin_addr) != 1)
+		return -EINVAL;
+	return rblk_cm_err(rdma_bind_addr(id, (struct sockaddr *)&sin));
+}
+
 /* Connects with the given private data; 0, or -ECONNREFUSED with the
  * reject's status in *rej_status. */
 static int probe_connect(struct probe *p, const char *host, const char *port,
@@ -225,6 +251,7 @@ static int probe_connect(struct probe *p, const char *host, const char *port,
 	*rej_status = -1;
 	if ((ret = rblk_rdma_channel_create(&p->ch)) ||
 	    (ret = rblk_rdma_id_create(p->ch, p, &p->id)) ||
+	    (ret = bind_src(p->id)) ||
 	    (ret = rblk_rdma_resolve(p->id, host, port, RBLK_DEFAULT_RDMA_PORT,
 				     TMO_MS)) ||
 	    (ret = rblk_ibv_err(ibv_query_device(p->id->verbs, &dev))) ||
@@ -243,7 +270,7 @@ static int probe_connect(struct probe *p, const char *host, const char *port,
 				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 				    IBV_ACCESS_REMOTE_WRITE, &p->data_mr)))
 		return ret;
-	for (unsigned i = 0; i < NSLOTS; i++)
+	for (unsigned i = 0; i < (p->rx ? p->rx : NSLOTS); i++)
 		if ((ret = post_recv(p, i)))
 			return ret;
 	memset(&cp, 0, sizeof(cp));
@@ -285,7 +312,8 @@ static int probe_login(struct probe *p, const char *volume)
 		return slot;
 	if (rblk_decode_login_rsp(p->msg + slot * SLOT, len, &p->lrsp) != RBLK_S_OK)
 		return -EPROTO;
-	post_recv(p, (unsigned)slot);
+	if (!p->no_repost)
+		post_recv(p, (unsigned)slot);
 	if (p->lrsp.status != RBLK_S_OK) {
 		printf("  login refused: %s\n", rblk_status_str(p->lrsp.status));
 		return -EACCES;
@@ -718,15 +746,19 @@ static int prelogin(const char *host, const char *port, unsigned n,
 /*
  * Connects asking for HOG_DEPTH, logs in, then sends HOG_DEPTH capsules at
  * once (1 MiB each, as 8 descriptors of 128 KiB over our 256 KiB buffer:
- * READs only, or READs and WRITEs alternately; a WRITE's data fetch
- * meets data_timeout, a READ-only queue idle_timeout) and from then on neither reposts a receive nor
- * polls its CQ: the first NSLOTS answers land in receives nobody
- * looks at, every later response SEND meets RNR (we asked for infinite
- * RNR retries, as the client library does), so the target's chunks for
- * those commands stay pinned until it gives up on us.
+ * READs only, READs and WRITEs alternately, or WRITEs only) and from then
+ * on neither reposts a receive nor polls its CQ: the first NSLOTS answers
+ * (none for WRITEs only) land in receives nobody looks at, every later
+ * response SEND meets RNR
+ * (we asked for infinite RNR retries, as the client library does), and
+ * every RDMA READ of a WRITE's data posted after it waits behind it on
+ * the send queue, so the target's chunks for those commands (answers not
+ * taken, payloads that never arrive) stay pinned until it gives up on us.
  */
+enum hog_kind { HOG_READS, HOG_MIXED, HOG_WRITES };
+
 static int hog_open(struct probe *p, const char *host, const char *port,
-		    const char *volume, bool writes)
+		    const char *volume, enum hog_kind kind)
 {
 	struct rblk_rdma_cm cm = { .queue_depth = HOG_DEPTH };
 	uint8_t pd[sizeof(struct rblk_wire_rdma_cm)];
@@ -734,6 +766,13 @@ static int hog_open(struct probe *p, const char *host, const char *port,
 	int rej, ret;
 
 	p->depth = HOG_DEPTH;
+	if (kind == HOG_WRITES) {
+		/* One receive, for the LOGIN_RSP: the first answer after it
+		 * meets RNR, and every RDMA READ of WRITE data posted after
+		 * that answer waits behind it for good. */
+		p->rx = 1;
+		p->no_repost = true;
+	}
 	rblk_encode_rdma_cm(pd, &cm);
 	ret = probe_connect(p, host, port, pd, sizeof(pd), &rej);
 	if (ret)
@@ -742,7 +781,8 @@ static int hog_open(struct probe *p, const char *host, const char *port,
 		return ret;
 	area = p->msg + NSLOTS * SLOT;
 	for (unsigned t = 0; t < p->lrsp.queue_depth && t < HOG_DEPTH; t++) {
-		struct rblk_cmd c = { .opcode = writes && (t & 1) ? RBLK_OP_WRITE : RBLK_OP_READ,
+		bool write = kind == HOG_WRITES || (kind == HOG_MIXED && (t & 1));
+		struct rblk_cmd c = { .opcode = write ? RBLK_OP_WRITE : RBLK_OP_READ,
 				      .tag = (uint16_t)t, .length = HOG_IO,
 				      .offset = (uint64_t)t * HOG_IO % (p->lrsp.size - HOG_IO + 1) &
 						~(uint64_t)4095 };
@@ -770,7 +810,7 @@ static int hog_open(struct probe *p, const char *host, const char *port,
 }
 
 static int hog(const char *host, const char *port, const char *volume,
-	       unsigned n, unsigned hold_s)
+	       unsigned n, unsigned hold_s, bool writes_only)
 {
 	struct probe *p = calloc(n, sizeof(*p));
 	unsigned open = 0, gone = 0;
@@ -779,7 +819,8 @@ static int hog(const char *host, const char *port, const char *volume,
 	if (!p)
 		return 1;
 	for (unsigned i = 0; i < n; i++) {
-		int ret = hog_open(&p[i], host, port, volume, !(i & 1));
+		int ret = hog_open(&p[i], host, port, volume,
+				   writes_only ? HOG_WRITES : (i & 1) ? HOG_READS : HOG_MIXED);
 
 		if (ret) {
 			printf("hog %u: %s\n", i, strerror(-ret));
@@ -826,14 +867,14 @@ int main(int argc, char **argv)
 	}
 	if (argc == 6 && !strcmp(argv[4], "cycles"))
 		return cycles(argv[1], argv[2], argv[3], atoi(argv[5]));
-	if (argc == 7 && !strcmp(argv[4], "hog"))
+	if (argc == 7 && (!strcmp(argv[4], "hog") || !strcmp(argv[4], "hog-writes")))
 		return hog(argv[1], argv[2], argv[3], (unsigned)atoi(argv[5]),
-			   (unsigned)atoi(argv[6]));
+			   (unsigned)atoi(argv[6]), !strcmp(argv[4], "hog-writes"));
 	if (argc == 8 && !strcmp(argv[4], "prelogin"))
 		return prelogin(argv[1], argv[2], (unsigned)atoi(argv[5]),
 				(unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N|prelogin N WINDOW HOLD_S|hog N HOLD_S | list\n");
+		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N|prelogin N WINDOW HOLD_S|hog N HOLD_S|hog-writes N HOLD_S | list\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -278,6 +278,31 @@ static void test_login_decisions(void **state)
 				       l.volume, l.host, l.auth_mac), 0);
 	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
 
+	/* The secret cleared between challenge and answer: any MAC, even
+	 * the right one for the old secret, is AUTH_FAILED, never an OK
+	 * without a proof.  Replaced: the same (the answer was made for a
+	 * challenge issued under another secret). */
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	assert_int_equal(tgt_export_set_secret("a", NULL), 0);
+	memset(l.auth_mac, 0x11, sizeof(l.auth_mac));
+	memset(l.ini_nonce, 0x22, sizeof(l.ini_nonce));
+	l.has_mac = 1;
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+	assert_null(s);
+	assert_true(all_zero(nonce, sizeof(nonce)));
+	memset(&st, 0, sizeof(st));
+	l = mklogin("a", "h1");
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_OK);
+	tgt_session_close(s);				/* open now: no challenge */
+	assert_int_equal(tgt_export_set_secret("a", &key), 0);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_REQUIRED);
+	assert_int_equal(tgt_export_set_secret("a", &key), 0);	/* same bytes, set again */
+	answer(&l, &key, nonce);
+	assert_int_equal(tgt_acl_login(&st, &l, "10.0.0.7:9", peer("10.0.0.7"), NULL, 0, &s, nonce), RBLK_S_AUTH_FAILED);
+
 	/* Right MAC; host admitted by its peer address; the OK carries the
 	 * target's proof over both nonces. */
 	memset(&st, 0, sizeof(st));

@@ -200,7 +200,7 @@ static void *fake_main(void *arg)
 		}
 		if (type == RBLK_PDU_DISCOVER) {
 			struct rblk_discover_entry e = { .size = VOL_SIZE, .block_size = 512 };
-			size_t n = rblk_encode_discover_rsp(buf, RBLK_S_OK, 2);
+			size_t n = rblk_encode_discover_rsp(buf, RBLK_S_OK, 2, 0);
 
 			strcpy(e.volume, "vol0");
 			n += rblk_encode_discover_entry(buf + n, &e);

@@ -28,6 +28,7 @@ static const char good_text[] =
 	"login_timeout = 0\n"
 	"idle_timeout = 0\n"
 	"data_timeout = 5\n"
+	"stall_timeout = 2\n"
 	"max_connections = 100\n"
 	"max_connections_per_host = 7\n"
 	"conn_buffer_mb = 3\n"
@@ -73,13 +74,14 @@ static void test_good(void **state)
 	assert_int_equal(cfg.login_timeout, 0);
 	assert_int_equal(cfg.idle_timeout, 0);
 	assert_int_equal(cfg.data_timeout, 5);
+	assert_int_equal(cfg.stall_timeout, 2);
 	assert_int_equal(cfg.max_conns, 100);
 	assert_int_equal(cfg.max_conns_host, 7);
 	assert_int_equal(cfg.conn_buffer_mb, 3);
 	assert_int_equal(cfg.host_buffer_mb, 9);
 	assert_int_equal(cfg.max_prelogin, 0);
 	assert_int_equal(cfg.max_prelogin_per_host, 5);
-	assert_int_equal(cfg.vols[0].line, 20);
+	assert_int_equal(cfg.vols[0].line, 21);
 	assert_string_equal(cfg.vols[1].name, "db:1");
 	assert_string_equal(cfg.vols[1].path, "/dev/sdb");
 	assert_true(cfg.vols[1].size == 0);
@@ -110,6 +112,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.login_timeout, TGT_CFG_DEFAULT_LOGIN_TIMEOUT);
 	assert_int_equal(cfg.idle_timeout, TGT_CFG_DEFAULT_IDLE_TIMEOUT);
 	assert_int_equal(cfg.data_timeout, TGT_CFG_DEFAULT_DATA_TIMEOUT);
+	assert_int_equal(cfg.stall_timeout, TGT_CFG_DEFAULT_STALL_TIMEOUT);
 	assert_int_equal(cfg.max_conns, TGT_CFG_DEFAULT_MAX_CONNS);
 	assert_int_equal(cfg.max_conns_host, TGT_CFG_DEFAULT_MAX_CONNS_HOST);
 	assert_int_equal(cfg.conn_buffer_mb, 0);
@@ -167,6 +170,7 @@ static const struct {
 	{ "[target]\nlogin_timeout = soon\n", 2, "'login_timeout'" },
 	{ "[target]\nidle_timeout = 86401\n", 2, "'idle_timeout'" },
 	{ "[target]\ndata_timeout = -1\n", 2, "'data_timeout'" },
+	{ "[target]\nstall_timeout = 3601\n", 2, "'stall_timeout'" },
 	{ "[target]\nmax_connections = 0\n", 2, "'max_connections'" },
 	{ "[target]\nmax_connections_per_host = 0\n", 2, "'max_connections_per_host'" },
 	{ "[target]\nconn_buffer_mb = 65537\n", 2, "'conn_buffer_mb'" },
@@ -231,6 +235,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(b.login_timeout, a.login_timeout);
 	assert_int_equal(b.idle_timeout, a.idle_timeout);
 	assert_int_equal(b.data_timeout, a.data_timeout);
+	assert_int_equal(b.stall_timeout, a.stall_timeout);
 	assert_int_equal(b.max_conns, a.max_conns);
 	assert_int_equal(b.max_conns_host, a.max_conns_host);
 	assert_int_equal(b.conn_buffer_mb, a.conn_buffer_mb);

@@ -803,13 +803,13 @@ static void test_discover_roundtrip(void **state)
 	pdu[8] = 0;	/* magic */
 	assert_int_equal(rblk_decode_discover(pdu, n, host), RBLK_S_INVALID_FIELD);
 
-	n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 2);
+	n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 2, 0);
 	strcpy(e.volume, "a");
 	n += rblk_encode_discover_entry(pdu + n, &e);
 	strcpy(e.volume, "b");
 	n += rblk_encode_discover_entry(pdu + n, &e);
 	assert_int_equal(n, 16 + 160);
-	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count), RBLK_S_OK);
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, NULL), RBLK_S_OK);
 	assert_int_equal(count, 2);
 	assert_int_equal(rblk_decode_discover_entry(pdu + 96, &o), RBLK_S_OK);
 	assert_string_equal(o.volume, "b");
@@ -819,15 +819,37 @@ static void test_discover_roundtrip(void **state)
 static void test_discover_v31_count(void **state)
 {
 	uint16_t st, count;
-	size_t n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 3);
+	size_t n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 3, 0);
 
 	/* count says 3, length says 3 — but claim 257 entries */
 	pdu[10] = 0x01; pdu[11] = 0x01;
-	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count), RBLK_S_INVALID_FIELD);
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, NULL), RBLK_S_INVALID_FIELD);
 	/* count and length disagree */
-	n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 3);
+	n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 3, 0);
 	pdu[10] = 2;
-	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count), RBLK_S_INVALID_FIELD);
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, NULL), RBLK_S_INVALID_FIELD);
+}
+
+/* A list cut at RBLK_DISCOVER_MAX says so in flags; other bits are refused. */
+static void test_discover_rsp_flags(void **state)
+{
+	uint16_t st, count;
+	uint32_t flags = 7;
+	size_t n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 0, 0);
+
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, &flags), RBLK_S_OK);
+	assert_int_equal(flags, 0);
+	n = rblk_encode_discover_rsp(pdu, RBLK_S_OK, 0, RBLK_DISCOVER_F_CUT);
+	assert_int_equal(pdu[12], 1);
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, &flags), RBLK_S_OK);
+	assert_int_equal(flags, RBLK_DISCOVER_F_CUT);
+	pdu[12] = 2;
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, &flags),
+			 RBLK_S_INVALID_FIELD);
+	pdu[12] = 0;
+	pdu[15] = 0x80;
+	assert_int_equal(rblk_decode_discover_rsp(pdu, n, &st, &count, NULL),
+			 RBLK_S_INVALID_FIELD);
 }
 
 /* ---- names and strings ---------------------------------------------------- */
@@ -1008,6 +1030,7 @@ int main(void)
 		cmocka_unit_test(test_rsp_v30_lies),
 		cmocka_unit_test(test_discover_roundtrip),
 		cmocka_unit_test(test_discover_v31_count),
+		cmocka_unit_test(test_discover_rsp_flags),
 		cmocka_unit_test(test_keepalive_v33),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_status_strings),

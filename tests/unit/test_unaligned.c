@@ -130,9 +130,9 @@ static void test_discover(void **state)
 
 		assert_int_equal(rblk_decode_discover(p, n, host), RBLK_S_OK);
 		assert_string_equal(host, "host-b");
-		n = rblk_encode_discover_rsp(p, RBLK_S_OK, 1);
+		n = rblk_encode_discover_rsp(p, RBLK_S_OK, 1, 0);
 		rblk_encode_discover_entry(p + n, &e);
-		assert_int_equal(rblk_decode_discover_rsp(p, n + 80, &st, &count),
+		assert_int_equal(rblk_decode_discover_rsp(p, n + 80, &st, &count, NULL),
 				 RBLK_S_OK);
 		assert_int_equal(count, 1);
 		assert_int_equal(rblk_decode_discover_entry(p + n, &o), RBLK_S_OK);

@@ -127,6 +127,8 @@ int rblkctl_discover(int argc, char **argv)
 		free(ents);
 		return 1;
 	}
+	if (n == RBLK_DISCOVER_MAX && strcmp(err, "no error"))
+		fprintf(stderr, "rblkctl discover: note: %s\n", err);
 	if (ctl_json) {
 		json_object *arr = json_object_new_array();
 

@@ -528,15 +528,16 @@ fio_clat_max_ms() {
 # timers) and keeps a quarter of its solo IOPS (its 15 s windows move
 # 0.47-1.5x between runs with the host's load alone, so a tighter floor
 # measures the host, not the target), the target's RSS stays within its pools, and
-# data_timeout (READ+WRITE) or idle_timeout (READ-only) closes the
+# data_timeout, idle_timeout or stall_timeout (all 25 s here) closes the
 # four, while other connections keep doing I/O on the same reactors.
 case_hog() {
-	local bg pid m0 rss peak=0 solo att stall n i i2
+	local bg pid m0 rss peak=0 solo att stall n i i2 s2
 	need_rdma
 	write_conf tgt.conf uring "$CASE_TMP/vol.img" 64M "conn_buffer_mb = 4
 host_buffer_mb = 32
 idle_timeout = 25
-data_timeout = 25"
+data_timeout = 25
+stall_timeout = 25"
 	add_bystander_volume tgt.conf
 	start_tgt tgt.conf
 	timeout 60 "$PROBE" "$IP" "$RPORT" vol0 cycles 4 >/dev/null || fail "warm-up cycles failed"
@@ -582,30 +583,113 @@ data_timeout = 25"
 	cat probe.log
 	alive
 	wait "$bg" || { cat through.log; fail "the bystander failed while the hogs were closed"; }
-	# Every hog must be closed by one of the two timers (both 25 s).  Which
-	# one is up to rxe's timing: a READ+WRITE hog whose WRITE data is still
+	# Every hog must be closed by one of the timers (all 25 s).  Which one
+	# is up to rxe's timing: a READ+WRITE hog whose WRITE data is still
 	# unfetched (its RDMA READs queued behind an RNR-stuck response SEND)
-	# meets data_timeout, but if its data was fetched before the SEND got
-	# stuck it is idle like the READ-only ones.  A CI run saw that split
-	# move, so only the total is asserted here; data_timeout's own rule is
-	# proven deterministically in integration/47-resource-caps.
+	# meets data_timeout; answers that never go out meet stall_timeout,
+	# and a hog whose last answer went out just before may be idle first.
+	# A CI run saw that split move, so only the total is asserted here;
+	# each rule is proven deterministically in integration/47-resource-caps.
 	grep "vol0: closing: .*_timeout" "$CASE_TMP/tgt.log"
 	n=$(grep -c "vol0: closing: .*(data_timeout)" "$CASE_TMP/tgt.log")
 	i2=$(grep -c "vol0: closing: .*(idle_timeout)" "$CASE_TMP/tgt.log")
-	log "hogs closed by data_timeout: $n, by idle_timeout: $i2"
-	[ $((n + i2)) -ge 4 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "want all 4 hogs closed by data_timeout or idle_timeout, got $n + $i2"; }
+	s2=$(grep -c "vol0: closing: .*(stall_timeout)" "$CASE_TMP/tgt.log")
+	log "hogs closed by data_timeout: $n, by idle_timeout: $i2, by stall_timeout: $s2"
+	[ $((n + i2 + s2)) -ge 4 ] || { tail -n 30 "$CASE_TMP/tgt.log"; fail "want all 4 hogs closed by a timer, got $n + $i2 + $s2"; }
 	# Counted in rblkctl stats: each hog was stopped at its cap.
 	"$RBLK_BUILD/rblkctl" --socket "$CASE_TMP/target.sock" stats --json >stats.json ||
 		fail "rblkctl stats failed"
 	stat_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" stats.json; }
-	log "rblkctl stats: backpressure_waits $(stat_of backpressure_waits), closed_idle_timeout $(stat_of closed_idle_timeout), closed_data_timeout $(stat_of closed_data_timeout)"
+	log "rblkctl stats: backpressure_waits $(stat_of backpressure_waits), closed_idle_timeout $(stat_of closed_idle_timeout), closed_data_timeout $(stat_of closed_data_timeout), closed_stall_timeout $(stat_of closed_stall_timeout)"
 	[ "$(stat_of backpressure_waits)" -ge 4 ] || fail "rblkctl stats counts fewer than 4 back-pressure stops"
-	[ $(($(stat_of closed_idle_timeout) + $(stat_of closed_data_timeout))) -ge 4 ] ||
+	[ $(($(stat_of closed_idle_timeout) + $(stat_of closed_data_timeout) + $(stat_of closed_stall_timeout))) -ge 4 ] ||
 		fail "rblkctl stats counts fewer than 4 timer closes"
 	[ "$i" -eq 0 ] || fail "rdma_probe hog exited $i"
 	log "target after the hogs: rss pin lck KiB = $(mem_of "$TPID")"
 	fio_x rdma after 4096 4096 --rw=randwrite --bs=64k --size=4M \
 		--verify=crc32c || fail "target unusable after the hogs"
+	stop_tgt
+}
+
+# fio_lat_max_ms FILE: the longest total latency (submission to
+# completion), reads or writes, of the terse line in FILE, in ms (fields 39
+# and 80, in usec).
+fio_lat_max_ms() {
+	awk -F';' '$1 == "3" { m = $39 > $80 ? $39 : $80; print int(m / 1000) }' "$1"
+}
+
+# Fair sharing over RDMA, the default pool and caps (64 MiB per reactor,
+# 8 MiB per connection, 32 MiB per host): 24 hogs from two addresses of
+# their own (10.77.0.2 and .3 on the rxe netdev) each post a full queue of
+# 1 MiB WRITEs and never take an answer, so the RDMA READs of their data
+# queue behind an answer that meets RNR and never complete: between them
+# they hold both pools (four per address and reactor would do; 12 per
+# address make sure every reactor gets four whatever the round robin
+# does: with 8, one run left room on one reactor).  A bystander from 10.77.0.1 doing fio verify over
+# RDMA on another volume (ctrl_loss_tmo=0: a lost connection is an error)
+# must see no error, no I/O of 2 s or more, and never be closed; the hogs
+# that stand in its way are closed for buffer pressure.  Starved, it
+# waited for the hogs' data_timeout (30 s).  RBLK_HOG_FAIR_TGT runs
+# another target binary (the numbers before).
+case_hog_fair() {
+	local tgt=${RBLK_HOG_FAIR_TGT:-$TGT} a pids=() lat bad st
+	need_rdma
+	for a in 2 3; do
+		ip addr add "10.77.0.$a/24" dev dummy0 2>/dev/null
+		ip addr show dev dummy0 | grep -q "inet 10\.77\.0\.$a/" ||
+			fail "cannot add 10.77.0.$a to dummy0"
+	done
+	cat >tgt.conf <<CONF
+[target]
+listen_rdma = $IP:$RPORT
+reactors = 2
+admin_socket = $CASE_TMP/target.sock
+
+[volume vol0]
+path = $CASE_TMP/vol.img
+size = 64M
+allow_any_host = yes
+CONF
+	add_bystander_volume tgt.conf
+	"$tgt" --config tgt.conf >>"$CASE_TMP/tgt.log" 2>&1 &
+	TPID=$!
+	wait_until 20 grep -q "listening on rdma" "$CASE_TMP/tgt.log" ||
+		{ cat "$CASE_TMP/tgt.log"; fail "target did not listen on rdma"; }
+	grep 'reactor thread' "$CASE_TMP/tgt.log"
+	for a in 2 3; do
+		RBLK_PROBE_SRC=10.77.0.$a timeout 200 "$PROBE" "$IP" "$RPORT" vol0 \
+			hog-writes 12 60 >"hog-$a.log" 2>&1 &
+		pids+=($!)
+	done
+	for a in 2 3; do
+		wait_until 120 grep -q "^FLOODING" "hog-$a.log" || { cat "hog-$a.log"; fail "the hogs from 10.77.0.$a did not start"; }
+		grep -q "^FLOODING 12" "hog-$a.log" || { cat "hog-$a.log"; fail "not all 12 hogs from 10.77.0.$a logged in"; }
+	done
+	# Their first answers land, the next meet RNR: from then on the
+	# RDMA READs of their data wait.  Each stops at its cap.
+	nap 3
+	alive
+	"$RBLK_BUILD/rblkctl" --socket "$CASE_TMP/target.sock" stats --json >stats.json ||
+		fail "rblkctl stats failed"
+	st=$(sed -n 's/.*"backpressure_waits": *\([0-9]*\).*/\1/p' stats.json)
+	log "back-pressure stops before the bystander: $st"
+	[ "${st:-0}" -ge 24 ] || { cat hog-*.log; tail -n 20 "$CASE_TMP/tgt.log"; fail "the hogs did not reach their caps"; }
+	fio_x rdma fair 1 1 --volume=vol1 --ctrl_loss_tmo=0 --rw=randwrite --bs=4k \
+		--size=8M --iodepth=4 --verify=crc32c --verify_backlog=64 \
+		--time_based --runtime=20 || { tail -n 20 "$CASE_TMP/tgt.log"; fail "the bystander failed next to the hogs"; }
+	lat=$(fio_lat_max_ms "$CASE_TMP/fio-fair.out")
+	cut -d';' -f5-9,47-50 "$CASE_TMP/fio-fair.out" | grep -v '^$'
+	log "bystander next to 24 WRITE hogs from two addresses: longest I/O $lat ms"
+	grep -E "closing: .*(buffer pressure|_timeout)" "$CASE_TMP/tgt.log" | head -n 3
+	log "hogs closed for buffer pressure: $(grep -c 'closing: .*buffer pressure' "$CASE_TMP/tgt.log")"
+	bad=$(grep 'closing' "$CASE_TMP/tgt.log" | grep -v 'rdma:10\.77\.0\.[23]:' |
+		grep -v 'initiator disconnected')
+	[ -z "$bad" ] || { echo "$bad"; fail "a connection from 10.77.0.1 was closed by the target"; }
+	[ "$lat" -lt 2000 ] || fail "a bystander I/O took $lat ms next to the hogs"
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	grep -h "closed by the target" hog-*.log | head -n 4
+	alive
 	stop_tgt
 }
 
@@ -622,4 +706,5 @@ run_case -t 300 hostile case_hostile
 run_case -t 500 cycles-no-leak case_cycles
 run_case -t 700 prelogin-rdma case_prelogin
 run_case -t 400 hog-rdma case_hog
+run_case -t 400 hog-rdma-fair case_hog_fair
 cases_done
