@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "poll_mode.h"
+#include "rbd_cfg.h"
 #include "rblk_proto.h"
 
 #define TGT_CFG_BACKEND_MAX	16
@@ -41,6 +42,7 @@ struct tgt_volume_cfg {
 	unsigned n_allow_hosts;
 	bool     allow_any_host;	/* open to every host (excludes allow_hosts) */
 	char    *secret_file;		/* malloc'd; NULL = no authentication */
+	struct tgt_rbd_cfg rbd;		/* backend rbd: pool, image, cluster */
 	int      line;			/* line of the [volume] header, 0 if built */
 };
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "be_stats.h"
 #include "log.h"
 
 const char *tgt_vol_flags_str(uint32_t flags, char *buf, size_t len)
@@ -192,6 +193,11 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 		return -ENOMEM;
 	v->fd = -1;
 	snprintf(v->name, sizeof(v->name), "%s", cfg->name);
+	v->be_stats = tgt_be_stats_create();
+	if (!v->be_stats) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	v->be = tgt_backend_find(cfg->backend);
 	if (!v->be) {
 		snprintf(err, errlen, "volume %s: unknown backend %s",
@@ -215,6 +221,11 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 		v->size = cfg->size;
 		v->block_size = 512;
 		v->flags |= RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES;
+	} else if (v->be->flags & TGT_BE_F_OWN_STORE) {
+		/* The backend reaches its store itself; its close undoes. */
+		ret = v->be->open_store(v, cfg, err, errlen);
+		if (ret)
+			goto out_close;
 	} else {
 		ret = open_file(v, cfg, err, errlen);
 		if (ret)
@@ -239,6 +250,7 @@ out_close:
 		close(v->fd);
 	free(v->path);
 out_free:
+	tgt_be_stats_destroy(v->be_stats);
 	free(v);
 	return ret;
 }
@@ -357,6 +369,13 @@ created:
 	return 0;
 }
 
+bool tgt_volume_cfg_remote(const struct tgt_volume_cfg *cfg)
+{
+	const struct tgt_backend_ops *be = tgt_backend_find(cfg->backend);
+
+	return be && (be->flags & TGT_BE_F_REMOTE);
+}
+
 int tgt_volume_close(struct tgt_volume *v)
 {
 	int ret = 0;
@@ -373,6 +392,7 @@ int tgt_volume_close(struct tgt_volume *v)
 		v->be->close(v);
 	if (v->fd >= 0)
 		close(v->fd);
+	tgt_be_stats_destroy(v->be_stats);
 	free(v->path);
 	free(v);
 	return ret;
