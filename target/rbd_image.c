@@ -438,13 +438,16 @@ void tgt_rbd_describe(struct tgt_volume *vol, struct json_object *o)
 {
 	struct rbd_vol *rv = vol->be_priv;
 	json_object *r = json_object_new_object();
-	char features[64];
+	char features[64], spec[2 * TGT_RBD_NAME_MAX + 2];
 
 	if (!rv || !r) {
 		json_object_put(r);
 		return;
 	}
 	rbd_features_to_string(rv->features, features, &(size_t){ sizeof(features) });
+	snprintf(spec, sizeof(spec), "%s/%s", rv->pool, rv->image_name);
+	json_object_object_add(o, "type", json_object_new_string("rbd"));
+	json_object_object_add(o, "path", json_object_new_string(spec));
 	json_object_object_add(o, "uuid", json_object_new_string(rv->uuid));
 	json_object_object_add(r, "pool", json_object_new_string(rv->pool));
 	json_object_object_add(r, "image", json_object_new_string(rv->image_name));
