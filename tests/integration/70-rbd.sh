@@ -34,8 +34,7 @@ require_target
 require_fio_engine
 require_rblkctl
 require_python3
-"$TARGET_BIN" --help >/dev/null 2>&1
-[ -n "$(strings "$TARGET_BIN" 2>/dev/null | grep -m1 'rbd image %s/%s')" ] ||
+grep -qa 'rbd image %s/%s' "$TARGET_BIN" ||
 	skip "rblk-target built without the rbd backend (librbd-dev missing)"
 ceph_up -b -s 2048
 RUN_CASE_TAIL=40
