@@ -54,6 +54,7 @@ detach() {	# DEV
 case_setup() {
 	need_cmd ceph-mon ceph-osd rbd mkfs.xfs
 	need_build rblk-target rblk-initiator rblkctl
+	grep -qa 'rbd image %s/%s' "$TGT" || skip "rblk-target built without the rbd backend (librbd-dev missing)"
 	[ -n "$RXE_IP" ] || skip "Soft-RoCE did not come up"
 	trap 'umount -q /mnt/rbd 2>/dev/null; "$CTL" detach --all --timeout 10 >/dev/null 2>&1' EXIT
 	mkdir -p /mnt/rbd
