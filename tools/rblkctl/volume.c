@@ -618,8 +618,8 @@ static const struct vol_cmd vol_cmds[] = {
 		  "--path files and devices are left alone; an RBD image only if rblk created it." },
 	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S",
 	  .help = "Grows a file volume, or an RBD image rblk created (never shrinks).\n"
-		  "Attached initiators keep the size they\n"
-		  "logged in with; they see the new size when they log in again." },
+		  "Attached initiators keep the size they logged in with; they see the new\n"
+		  "size when they log in again." },
 	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
 	{ .name = "show", .fn = cmd_show, .usage = "show NAME",
 	  .help = "Shows a volume: size, backing, backend, ACL, sessions, counters." },
