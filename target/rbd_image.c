@@ -24,7 +24,7 @@
 /* How long closing waits for requests still at the cluster, and for the
  * final flush; a cluster that does not answer is left behind, not waited
  * for (the target must stop within its bound). */
-#define CLOSE_WAIT_MS	5000
+#define CLOSE_WAIT_MS	2000
 /* How long removing waits for the image's last watcher (our own handle of
  * a volume whose sessions are still closing) to go. */
 #define REMOVE_WAIT_MS	10000

@@ -15,6 +15,9 @@
 #    (rblkctl stats shows them in flight at the backend), the client
 #    times them out and resends as for a slow disk, and after SIGCONT
 #    everything verifies;
+#  - sigterm-stalled: SIGTERM while the OSD is stopped with commands at
+#    it: the target still exits, within 10 s (3 s drain, 1 s more, 2 s for
+#    the commands at the cluster), and says it left the image open;
 #  - discard: a discarded range reads back as zeroes and rbd du shrinks;
 #    so do discards of part of an RBD object; WRITE_ZEROES reads back as
 #    zeroes;
@@ -186,6 +189,29 @@ case_osd_stall() {
 	grep -Eq 'connection lost \(.*io_timeout' "$T/st.out" ||
 		{ grep 'connection lost' "$T/st.out"; echo "the client did not time the commands out"; return 1; }
 	stop_target TERM
+}
+
+case_sigterm_stalled() {
+	local t0 ms
+	setup ss
+	start_fio ss --rw=randwrite --bs=4k --iodepth=16 --size=32M --time_based \
+		--runtime=60 --ctrl_loss_tmo=0 || return 1
+	osd_kill STOP
+	sleep 1
+	t0=$(date +%s%N)
+	kill -TERM "$TARGET_PID"
+	for _ in $(seq 150); do kill -0 "$TARGET_PID" 2>/dev/null || break; sleep 0.1; done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	osd_kill CONT
+	kill -0 "$TARGET_PID" 2>/dev/null && { echo "target still running ${ms} ms after SIGTERM"; return 1; }
+	wait "$TARGET_PID"
+	echo "note: SIGTERM with the OSD stopped: the target exited (status $?) after $ms ms"
+	[ "$ms" -le 10000 ] || { echo "the target took $ms ms to stop"; return 1; }
+	grep -q 'volume vol0: [0-9]* request(s) still at the cluster after 2 s: image .* left open' "$T/target.log" ||
+		{ tail -n 8 "$T/target.log"; echo "no 'left open' line"; return 1; }
+	kill "$FIO_PID" 2>/dev/null
+	wait "$FIO_PID" 2>/dev/null
+	return 0
 }
 
 rbd_used() {	# IMAGE: bytes rbd du counts as used
@@ -381,6 +407,7 @@ run_case fio-verify case_fio_verify
 run_case osd-restart case_osd_restart
 run_case target-kill9 case_target_kill9
 run_case osd-stall case_osd_stall
+run_case sigterm-stalled case_sigterm_stalled
 run_case discard case_discard
 run_case shrunk-outside case_shrunk_outside
 run_case bad-clusters case_bad_clusters
