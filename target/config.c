@@ -480,7 +480,6 @@ static int end_section(struct parser *p)
 {
 	struct tgt_volume_cfg *v = p->vol;
 	const struct tgt_backend_ops *be;
-
 	char why[256];
 
 	if (!v)
