@@ -58,6 +58,7 @@ struct rbd_op_block {
 struct rbd_rctx {
 	struct tgt_reactor *r;
 	struct rbd_op *done;		/* __atomic: pushed by librbd's thread */
+	unsigned in_callback;		/* __atomic: op_done calls running */
 	int      efd;
 	uint64_t efd_val;
 	struct tgt_event efd_ev;
@@ -74,6 +75,9 @@ static void op_done(rbd_completion_t comp, void *arg)
 	struct rbd_op *head = __atomic_load_n(&rc->done, __ATOMIC_RELAXED);
 	uint64_t one = 1;
 
+	/* From the push on, the reactor may reap op, and then exit: this
+	 * tells it a callback still has rc's eventfd to write. */
+	__atomic_add_fetch(&rc->in_callback, 1, __ATOMIC_ACQ_REL);
 	__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_RELEASE);
 	do {
 		op->next = head;
@@ -84,6 +88,7 @@ static void op_done(rbd_completion_t comp, void *arg)
 	if (!head && write(rc->efd, &one, sizeof(one)) < 0)
 		rblk_err("rbd: waking reactor%u: %s", tgt_reactor_id(rc->r),
 			 strerror(errno));
+	__atomic_sub_fetch(&rc->in_callback, 1, __ATOMIC_RELEASE);
 }
 
 static struct rbd_op *op_get(struct rbd_rctx *rc)
@@ -194,6 +199,15 @@ static void rbd_reactor_exit(struct tgt_reactor *r, void *ctx)
 		rblk_warn("reactor%u: %u rbd request(s) still at the cluster at exit",
 			  tgt_reactor_id(r), rc->outstanding);
 		return;
+	}
+	/* Every request is reaped; the last callback may still be on its
+	 * way out of op_done (a few instructions). */
+	for (int i = 0; __atomic_load_n(&rc->in_callback, __ATOMIC_ACQUIRE); i++) {
+		if (i == 1000) {
+			rblk_warn("reactor%u: an rbd callback did not return", tgt_reactor_id(r));
+			return;
+		}
+		usleep(1000);
 	}
 	close(rc->efd);
 	while (rc->blocks) {
