@@ -55,6 +55,22 @@ CTL_SRC     := $(sort $(wildcard tools/rblkctl/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_HELPER := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 
+# The target's rbd backend (volumes on Ceph RBD images) needs librbd-dev
+# and librados-dev (no pkg-config files: a test link finds them).  Without
+# them the target is built without it, and says so.
+RBD_SRC  := target/rbd.c target/rbd_cluster.c target/rbd_image.c
+HAVE_RBD := $(shell printf '\043include <rbd/librbd.h>\nint main(void){rbd_version(0,0,0);return 0;}\n' | \
+	      $(CC) -x c - -o /dev/null -lrbd -lrados >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_RBD),1)
+CFLAGS      += -DRBLK_HAVE_RBD
+LDLIBS      += -lrbd -lrados
+else
+TARGET_SRC  := $(filter-out $(RBD_SRC),$(TARGET_SRC))
+ifeq ($(MAKECMDGOALS),)
+$(info rbd backend: librbd-dev/librados-dev not found: building rblk-target without it (tools/install-deps installs them))
+endif
+endif
+
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 LIBPROTO  := $(BUILD)/libproto.a

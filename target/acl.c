@@ -356,6 +356,12 @@ int tgt_exports_load(const struct tgt_config *cfg, char *err, size_t errlen)
 		int ret;
 
 		ret = tgt_volume_open(&v, &cfg->vols[i], err, errlen);
+		if (ret && tgt_volume_cfg_remote(&cfg->vols[i])) {
+			/* A cluster that is down must not keep the target's
+			 * other volumes from serving (the config keeps it). */
+			rblk_err("%s (not served; the other volumes are)", err);
+			continue;
+		}
 		if (!ret) {
 			ret = tgt_export_add(v, &cfg->vols[i], err, errlen);
 			if (ret && v->created)

@@ -21,8 +21,10 @@
 
 #include "acl.h"
 #include "acl_entry.h"
+#include "admin_rbd.h"
 #include "auth.h"
 #include "backend.h"
+#include "be_stats.h"
 #include "limit_counts.h"
 #include "log.h"
 #include "size.h"
@@ -233,6 +235,8 @@ static int cfg_append_volume(struct tgt_config *cfg,
 		return -ENOMEM;
 	if (v->created_file && !(n->created_file = strdup(v->created_file)))
 		return -ENOMEM;
+	if (v->rbd.pool && tgt_rbd_cfg_copy(&n->rbd, &v->rbd))
+		return -ENOMEM;
 	cfg->n_vols++;
 	return 0;
 }
@@ -304,8 +308,11 @@ static json_object *volume_json(const struct tgt_admin *a,
 	json_object_object_add(o, "allow_hosts", h);
 	json_object_object_add(o, "allow_any_host", json_object_new_boolean(e->any_host));
 	add_u64(o, "sessions", e->n_sessions);
+	if (e->vol->be->describe)
+		e->vol->be->describe(e->vol, o);
 	if (!detail)
 		return o;
+	json_object_object_add(o, "backend_io", tgt_be_stats_to_json(e->vol->be_stats));
 	add_u64(o, "block_size", e->vol->block_size);
 	add_str(o, "flags", tgt_vol_flags_str(e->vol->flags, fbuf, sizeof(fbuf)));
 	add_u64(o, "logins", e->logins);
@@ -397,6 +404,14 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 		return -EEXIST;
 	}
 	snprintf(vc.name, sizeof(vc.name), "%s", name);
+	if (tgt_admin_rbd_requested(req)) {
+		/* An image, not a file: nothing below about paths applies. */
+		ret = tgt_admin_rbd_prepare(&a->cfg, req, &vc, vc.size, &created,
+					    err, errlen);
+		if (ret)
+			goto out_free_path;
+		goto open;
+	}
 	snprintf(vc.backend, sizeof(vc.backend), "%s", backend ? backend : "uring");
 	be = tgt_backend_find(vc.backend);
 	if (!be || strlen(backend ? backend : "") >= sizeof(vc.backend)) {
@@ -493,6 +508,7 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 		goto out_free_path;
 	}
 
+open:
 	ret = tgt_volume_open(&vol, &vc, err, errlen);
 	if (ret)
 		goto out_unlink;
@@ -516,7 +532,8 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 		goto out_close;
 	}
 	rblk_info("admin: volume %s created (%s, %" PRIu64 " bytes, backend %s)",
-		  name, vc.path ? vc.path : "no store", vol->size, vc.backend);
+		  name, vc.path ? vc.path : vc.rbd.image ? vc.rbd.image : "no store",
+		  vol->size, vc.backend);
 	tgt_exports_lock();
 	json_object_object_add(rsp, "volume",
 			       volume_json(a, tgt_export_find_locked(name), true));
@@ -524,8 +541,11 @@ static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
 	/* Closed until the admin says who may use it (docs/admin.md). */
 	if (!vc.allow_any_host)
 		add_str(rsp, "warning", "no host may log in yet: allow hosts (volume allow NAME HOST) or open it (volume allow NAME --any)");
+	if (created && vc.rbd.pool)
+		json_object_object_add(rsp, "created_image", json_object_new_boolean(1));
 	free(vc.path);
 	free(vc.created_file);
+	tgt_rbd_cfg_free(&vc.rbd);
 	return 0;
 
 out_close:
@@ -533,9 +553,12 @@ out_close:
 out_unlink:
 	if (created && vc.path)
 		unlink(vc.path);
+	if (created && vc.rbd.pool)
+		tgt_admin_rbd_undo_create(&vc);
 out_free_path:
 	free(vc.path);
 	free(vc.created_file);
+	tgt_rbd_cfg_free(&vc.rbd);
 	return ret;
 }
 
@@ -634,6 +657,8 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 				       : "vanished meanwhile");
 		goto out_free;
 	}
+	/* Only an image rblk created is ours to remove. */
+	tgt_admin_rbd_deleted(tgt_config_find_volume(&prev, name), rsp);
 	tgt_config_free(&prev);
 	delete_store(name, path, owned, remove_file, rsp);
 	add_u64(rsp, "disconnected", force ? sessions : 0);
@@ -651,6 +676,7 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 	struct tgt_volume_cfg *vc;
 	const char *name;
 	struct tgt_export *e;
+	struct tgt_volume *vol = NULL;
 	uint64_t size, old;
 	char *path = NULL;
 	bool have, blk = false, ro = false, nostore = false;
@@ -671,6 +697,9 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 		ro = e->vol->flags & RBLK_VOL_F_READ_ONLY;
 		nostore = !e->vol->path;
 		path = e->vol->path ? strdup(e->vol->path) : NULL;
+		/* Only this thread deletes exports: vol outlives the lock. */
+		if (e->vol->be->flags & TGT_BE_F_OWN_STORE)
+			vol = e->vol;
 	}
 	tgt_exports_unlock();
 	if (!e) {
@@ -692,6 +721,13 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 	if (size == old) {
 		add_u64(rsp, "size", size);
 		goto out_free;
+	}
+	if (vol) {
+		/* The store's size is the volume's: no config to change. */
+		ret = tgt_admin_store_grow(vol, size, err, errlen);
+		if (ret)
+			goto out_free;
+		goto published;
 	}
 	if ((ret = cfg_clone(&a->cfg, &prev, err, errlen)))
 		goto out_free;
@@ -717,6 +753,7 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 		goto out_free;
 	}
 	tgt_config_free(&prev);
+published:
 	tgt_export_set_size(name, size);
 	add_u64(rsp, "size", size);
 	add_u64(rsp, "old_size", old);
@@ -802,6 +839,7 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 			break;
 		add_str(o, "name", e->name);
 		json_object_object_add(o, "stats", export_stats_json(e));
+		json_object_object_add(o, "backend_io", tgt_be_stats_to_json(e->vol->be_stats));
 		json_object_object_add(o, "sessions", sessions_json(e, true));
 		json_object_array_add(arr, o);
 		for (unsigned r = 0; r < e->n_stats; r++)

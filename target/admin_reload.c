@@ -131,7 +131,7 @@ static bool same_store(const struct tgt_volume_cfg *o, const struct tgt_volume_c
 {
 	return same_str(o->path, n->path) && o->size == n->size &&
 	       !strcmp(o->backend, n->backend) && o->read_only == n->read_only &&
-	       o->buffered == n->buffered;
+	       o->buffered == n->buffered && tgt_rbd_cfg_same_image(&o->rbd, &n->rbd);
 }
 
 static unsigned sessions_of(const char *name)

@@ -14,8 +14,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "be_stats.h"
 #include "log.h"
 
 static const struct tgt_backend_ops *const registry[] = {
@@ -23,6 +25,9 @@ static const struct tgt_backend_ops *const registry[] = {
 	&tgt_backend_aio,
 	&tgt_backend_null,
 	&tgt_backend_fault,
+#ifdef RBLK_HAVE_RBD
+	&tgt_backend_rbd,
+#endif
 };
 _Static_assert(sizeof(registry) / sizeof(registry[0]) <= TGT_BACKEND_MAX,
 	       "raise TGT_BACKEND_MAX");
@@ -50,13 +55,57 @@ int tgt_backend_index(const struct tgt_backend_ops *be)
 
 const char *tgt_backend_names(void)
 {
+#ifdef RBLK_HAVE_RBD
+	return "uring, aio, null, fault, rbd";
+#else
 	return "uring, aio, null, fault";
+#endif
+}
+
+const char *tgt_backend_not_built(const char *name)
+{
+#ifndef RBLK_HAVE_RBD
+	if (!strcmp(name, "rbd"))
+		return "backend 'rbd' is not built into this rblk-target (librbd-dev and librados-dev were missing when it was built)";
+#endif
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Every backend completion passes here: counts it (be_stats.h), then
+ * hands it to the caller's complete. */
+static void be_complete(struct tgt_io *io, int res)
+{
+	struct tgt_be_slot *s = tgt_be_stats_slot(io->vol->be_stats,
+						  tgt_reactor_id(io->r));
+
+	if (s) {
+		uint64_t lat = now_ns() - io->be_start_ns;
+
+		if (res < 0)
+			tgt_stat_inc(&s->errors, 1);
+		tgt_stat_inc(&s->lat_ns, lat);
+		if (lat > s->lat_max_ns)
+			__atomic_store_n(&s->lat_max_ns, lat, __ATOMIC_RELAXED);
+		tgt_stat_inc(&s->hist[tgt_stat_bucket(lat)], 1);
+		__atomic_store_n(&s->completed, s->completed + 1, __ATOMIC_RELEASE);
+	}
+	io->complete = io->be_caller_complete;
+	io->complete(io, res);
 }
 
 int tgt_backend_submit(struct tgt_io *io)
 {
 	const struct tgt_backend_ops *be = io->vol->be;
 	void **slot = tgt_reactor_backend_slot(io->r, io->vol->be_index);
+	struct tgt_be_slot *s;
 	int ret;
 
 	if (be->reactor_init && !*slot) {
@@ -71,7 +120,20 @@ int tgt_backend_submit(struct tgt_io *io)
 	io->stage = 0;
 	io->syncs = 0;
 	io->dsync_writes = 0;
-	return be->submit(io, *slot);
+	io->be_caller_complete = io->complete;
+	io->complete = be_complete;
+	io->be_start_ns = now_ns();
+	ret = be->submit(io, *slot);
+	if (ret) {
+		io->complete = io->be_caller_complete;
+		return ret;
+	}
+	/* After submit: complete() never runs inside it, and a refused
+	 * command was never at the store. */
+	s = tgt_be_stats_slot(io->vol->be_stats, tgt_reactor_id(io->r));
+	if (s)
+		tgt_stat_inc(&s->submitted, 1);
+	return 0;
 }
 
 /* ---- FLUSH / DISCARD / WRITE_ZEROES ---------------------------------- */

@@ -50,10 +50,20 @@ struct tgt_io {
 	uint8_t  stage;
 	void    *be_priv;
 	struct tgt_offload_job off;	/* block-device DISCARD/WRITE_ZEROES */
+	/* backend accounting (be_stats.h), set by tgt_backend_submit */
+	uint64_t be_start_ns;
+	void   (*be_caller_complete)(struct tgt_io *io, int res);
 };
 
 /* Backend flags */
 #define TGT_BE_F_NO_STORE	(1u << 0)	/* no path: null */
+/* No path: open_store reaches the store the config names (rbd). */
+#define TGT_BE_F_OWN_STORE	(1u << 1)
+/* The store is across a network: a volume whose store cannot be reached
+ * when the target starts is logged and left out; the others serve. */
+#define TGT_BE_F_REMOTE		(1u << 2)
+
+struct json_object;
 
 struct tgt_backend_ops {
 	const char *name;
@@ -77,6 +87,34 @@ struct tgt_backend_ops {
 	 * will be called, or -errno (complete will NOT be called).
 	 */
 	int  (*submit)(struct tgt_io *io, void *ctx);
+	/*
+	 * Required with TGT_BE_F_OWN_STORE, main or admin thread: opens the
+	 * store cfg names and sets vol->size, block_size and the
+	 * RBLK_VOL_F_* it can do (close() undoes it).  0 or -errno with a
+	 * one-line message in err.
+	 */
+	int  (*open_store)(struct tgt_volume *vol,
+			   const struct tgt_volume_cfg *cfg,
+			   char *err, size_t errlen);
+	/*
+	 * Optional, admin thread: makes the store cfg names, size bytes,
+	 * unless it exists; *created tells which.  0 or -errno + message.
+	 */
+	int  (*create_store)(const struct tgt_volume_cfg *cfg, uint64_t size,
+			     bool *created, char *err, size_t errlen);
+	/*
+	 * Optional, admin thread: removes the store cfg names, which no open
+	 * volume uses any more.  0 or -errno + message.
+	 */
+	int  (*remove_store)(const struct tgt_volume_cfg *cfg, char *err,
+			     size_t errlen);
+	/* Optional, admin thread: grows vol's open store to size bytes.
+	 * 0 or -errno + message. */
+	int  (*grow_store)(struct tgt_volume *vol, uint64_t size, char *err,
+			   size_t errlen);
+	/* Optional, admin thread: adds what volume show tells of the store
+	 * to o (a JSON object). */
+	void (*describe)(struct tgt_volume *vol, struct json_object *o);
 };
 
 /* Registry lookups.  tgt_backend_find returns NULL for unknown names. */
@@ -85,6 +123,9 @@ const struct tgt_backend_ops *tgt_backend_at(unsigned i);
 int tgt_backend_index(const struct tgt_backend_ops *be);
 /* "uring, aio, null" for messages (static string). */
 const char *tgt_backend_names(void);
+/* Why a known backend is missing from this build (static string), or
+ * NULL: "rbd" without librbd-dev at build time. */
+const char *tgt_backend_not_built(const char *name);
 
 /*
  * Submits io with vol's backend, creating the reactor context on first
@@ -96,6 +137,9 @@ extern const struct tgt_backend_ops tgt_backend_uring;
 extern const struct tgt_backend_ops tgt_backend_aio;
 extern const struct tgt_backend_ops tgt_backend_null;
 extern const struct tgt_backend_ops tgt_backend_fault;
+#ifdef RBLK_HAVE_RBD
+extern const struct tgt_backend_ops tgt_backend_rbd;
+#endif
 
 /*
  * Helpers shared by backends (backend.c), reactor thread:

@@ -59,6 +59,7 @@ void tgt_config_free(struct tgt_config *cfg)
 		free(cfg->vols[i].allow_hosts);
 		free(cfg->vols[i].secret_file);
 		free(cfg->vols[i].created_file);
+		tgt_rbd_cfg_free(&cfg->vols[i].rbd);
 	}
 	free(cfg->vols);
 	tgt_config_init(cfg);
@@ -443,6 +444,9 @@ static int volume_key(struct parser *p, int k, char *v)
 		vol->size = sz;
 		return 0;
 	case K_BACKEND:
+		if (!tgt_backend_find(v) && tgt_backend_not_built(v))
+			return perr(p, "volume '%s': field 'backend': %s",
+				    vol->name, tgt_backend_not_built(v));
 		if (!tgt_backend_find(v))
 			return perr(p, "volume '%s': field 'backend': unknown backend '%s' (have: %s)",
 				    vol->name, v, tgt_backend_names());
@@ -486,16 +490,28 @@ static int end_section(struct parser *p)
 {
 	struct tgt_volume_cfg *v = p->vol;
 	const struct tgt_backend_ops *be;
+	char why[256];
 
 	if (!v)
 		return 0;
 	be = tgt_backend_find(v->backend);
 	p->line = v->line;
+	if (tgt_rbd_cfg_check(&v->rbd, be->flags & TGT_BE_F_OWN_STORE, why, sizeof(why)))
+		return perr(p, "volume '%s': %s", v->name, why);
 	/* As nvmet: a host list and "any host" together would leave the
 	 * reader guessing which one counts. */
 	if (v->allow_any_host && v->n_allow_hosts)
 		return perr(p, "volume '%s': allow_any_host = yes and allow_hosts exclude each other; keep one",
 			    v->name);
+	if (be->flags & TGT_BE_F_OWN_STORE) {
+		if (v->path)
+			return perr(p, "volume '%s': backend '%s' takes no 'path': rbd_pool and rbd_image name its store",
+				    v->name, v->backend);
+		if (v->size)
+			return perr(p, "volume '%s': backend '%s' takes no 'size': the image's size is the volume's",
+				    v->name, v->backend);
+		return 0;
+	}
 	if (be->flags & TGT_BE_F_NO_STORE) {
 		if (!v->size)
 			return perr(p, "volume '%s': backend '%s' needs field 'size'",
@@ -566,6 +582,13 @@ static int assignment(struct parser *p, char *s)
 		idx = key_index(target_keys, sizeof(target_keys) / sizeof(target_keys[0]), k);
 		if (idx < 0)
 			return perr(p, "section [target]: unknown field '%s'", k);
+	} else if (p->vol && tgt_rbd_cfg_is_key(k)) {
+		char why[256];
+		int ret = tgt_rbd_cfg_set(&p->vol->rbd, k, v, why, sizeof(why));
+
+		if (ret == -EINVAL)
+			return perr(p, "volume '%s': %s", p->vol->name, why);
+		return ret;
 	} else if (p->vol) {
 		idx = key_index(volume_keys, sizeof(volume_keys) / sizeof(volume_keys[0]), k);
 		if (idx < 0)
@@ -821,6 +844,17 @@ char *tgt_config_format(const struct tgt_config *cfg)
 			sb_printf(&b, "direct = no\n");
 		if (v->created_file)
 			sb_printf(&b, "created_file = %s\n", v->created_file);
+		if (v->rbd.pool) {
+			size_t n = tgt_rbd_cfg_format(&v->rbd, NULL, 0);
+			char *rbd = malloc(n + 1);
+
+			if (!rbd)
+				b.oom = 1;
+			else
+				tgt_rbd_cfg_format(&v->rbd, rbd, n + 1);
+			sb_printf(&b, "%s", rbd ? rbd : "");
+			free(rbd);
+		}
 	}
 	if (b.oom) {
 		free(b.s);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "poll_mode.h"
+#include "rbd_cfg.h"
 #include "rblk_proto.h"
 
 #define TGT_CFG_BACKEND_MAX	16
@@ -45,6 +46,7 @@ struct tgt_volume_cfg {
 	char    *created_file;		/* malloc'd; the file volume create made
 					 * (delete removes path only if it is
 					 * this one); NULL = not ours */
+	struct tgt_rbd_cfg rbd;		/* backend rbd: pool, image, cluster */
 	int      line;			/* line of the [volume] header, 0 if built */
 };
 

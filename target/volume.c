@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "be_stats.h"
 #include "log.h"
 
 const char *tgt_vol_flags_str(uint32_t flags, char *buf, size_t len)
@@ -244,6 +245,11 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 		return -ENOMEM;
 	v->fd = -1;
 	snprintf(v->name, sizeof(v->name), "%s", cfg->name);
+	v->be_stats = tgt_be_stats_create();
+	if (!v->be_stats) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	v->be = tgt_backend_find(cfg->backend);
 	if (!v->be) {
 		snprintf(err, errlen, "volume %s: unknown backend %s",
@@ -267,6 +273,11 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 		v->size = cfg->size;
 		v->block_size = 512;
 		v->flags |= RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES;
+	} else if (v->be->flags & TGT_BE_F_OWN_STORE) {
+		/* The backend reaches its store itself; its close undoes. */
+		ret = v->be->open_store(v, cfg, err, errlen);
+		if (ret)
+			goto out_close;
 	} else {
 		ret = open_file(v, cfg, err, errlen);
 		if (ret)
@@ -294,6 +305,7 @@ out_close:
 		unlink(v->path);
 	free(v->path);
 out_free:
+	tgt_be_stats_destroy(v->be_stats);
 	free(v);
 	return ret;
 }
@@ -327,6 +339,14 @@ int tgt_volume_check(const struct tgt_volume_cfg *cfg, const char *volume_dir,
 	if (!be) {
 		snprintf(err, errlen, "volume %s: unknown backend %s", cfg->name, cfg->backend);
 		return -EINVAL;
+	}
+	if (cfg->rbd.pool) {
+		char why[400];
+
+		ret = tgt_rbd_cfg_check_files(&cfg->rbd, why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "volume %s: %s", cfg->name, why);
+		return ret;
 	}
 	if ((be->flags & TGT_BE_F_NO_STORE) || !cfg->path)
 		return 0;
@@ -420,6 +440,13 @@ created:
 	return 0;
 }
 
+bool tgt_volume_cfg_remote(const struct tgt_volume_cfg *cfg)
+{
+	const struct tgt_backend_ops *be = tgt_backend_find(cfg->backend);
+
+	return be && (be->flags & TGT_BE_F_REMOTE);
+}
+
 int tgt_volume_close(struct tgt_volume *v)
 {
 	int ret = 0;
@@ -436,6 +463,7 @@ int tgt_volume_close(struct tgt_volume *v)
 		v->be->close(v);
 	if (v->fd >= 0)
 		close(v->fd);
+	tgt_be_stats_destroy(v->be_stats);
 	free(v->path);
 	free(v);
 	return ret;

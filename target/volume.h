@@ -14,6 +14,7 @@
 #include "rblk_proto.h"
 
 struct tgt_backend_ops;
+struct tgt_be_stats;
 
 struct tgt_volume {
 	char     name[RBLK_NAME_MAX];
@@ -30,6 +31,7 @@ struct tgt_volume {
 	uint32_t block_size;		/* logical block size */
 	uint32_t flags;			/* RBLK_VOL_F_* */
 	void    *be_priv;		/* backend's per-volume state */
+	struct tgt_be_stats *be_stats;	/* in flight, latency (be_stats.h) */
 };
 
 /*
@@ -58,6 +60,10 @@ int tgt_volume_check(const struct tgt_volume_cfg *cfg, const char *volume_dir,
 /* Creates dir (mode 0700; missing parents 0755) unless it exists.  0 or
  * -errno with a message in err. */
 int tgt_volume_dir_create(const char *dir, char *err, size_t errlen);
+
+/* Is cfg's store across a network (its backend has TGT_BE_F_REMOTE)?  A
+ * start then leaves out the volume whose store cannot be reached. */
+bool tgt_volume_cfg_remote(const struct tgt_volume_cfg *cfg);
 
 /* Flushes (unless read-only) and closes; returns the flush result. */
 int tgt_volume_close(struct tgt_volume *v);

@@ -49,6 +49,19 @@ path = $T/tiny.img
 allow_any_host = yes"
 refused "100-byte file" "$C" "tiny.img size 100 is not a positive multiple of 512"
 
+if grep -qa rbd_aio_writev "$TARGET_BIN"; then  # built with the rbd backend
+	log "an rbd volume whose ceph.conf is missing (no cluster needed)"
+	conf "[volume cephless]
+backend = rbd
+rbd_pool = rbd
+rbd_image = img
+ceph_conf = $T/no-such-ceph.conf
+allow_any_host = yes"
+	refused "missing ceph_conf" "$C" "no-such-ceph.conf"
+else
+	log "rbd backend not built: its missing-ceph.conf case is not run"
+fi
+
 log "a missing secret file: refused before the image is created"
 conf "[volume sec]
 path = $T/sec.img

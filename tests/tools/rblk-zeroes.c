@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * rblk-zeroes: zeroes a large range of a volume with WRITE_ZEROES, split
+ * rblk-zeroes: zeroes a large range of a volume with WRITE_ZEROES (or
+ * discards it), split
  * into commands of at most the max_write_zeroes the target granted at
  * LOGIN ([V34]), several in flight, as a block layer client would.
  *
@@ -11,6 +12,7 @@
  *     --seconds S   zero the range again until S seconds passed (default 0:
  *                   once)
  *     --pause-ms P  wait P ms between two passes (default 0)
+ *     --discard     DISCARD instead (split to the granted max_discard)
  *
  * Prints "OK bytes=... cmds=... secs=... max_cmd_ms=..." (exit 0) or
  * "ERR ..." (exit 1).  Used by tests/integration/48-write-zeroes-bystander.
@@ -45,12 +47,14 @@ int main(int argc, char **argv)
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "pause-ms", required_argument, NULL, 'p' },
+		{ "discard", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_io ios[MAX_DEPTH] = { { 0 } }, *done[MAX_DEPTH];
 	double started[MAX_DEPTH], t0, max_cmd = 0, secs = 0;
 	uint64_t bytes = 4ull << 30, next = 0, zeroed = 0, cmds = 0;
-	unsigned depth = 4, inflight = 0, pass = 0, pause_ms = 0;
+	unsigned depth = 4, inflight = 0, pass = 0, pause_ms = 0, max_len;
+	int opcode = RBLK_OP_WRITE_ZEROES;
 	struct rblk_volume_info info;
 	struct rblk_queue *q;
 	char err[256];
@@ -63,11 +67,12 @@ int main(int argc, char **argv)
 		case 'b': bytes = strtoull(optarg, NULL, 0); break;
 		case 's': secs = atof(optarg); break;
 		case 'p': pause_ms = (unsigned)atoi(optarg); break;
+		case 'D': opcode = RBLK_OP_DISCARD; break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 3 || !depth || depth > MAX_DEPTH) {
-		fprintf(stderr, "usage: rblk-zeroes [--depth 1..%d] [--bytes B] [--seconds S] [--pause-ms P] HOST PORT VOLUME\n",
+		fprintf(stderr, "usage: rblk-zeroes [--depth 1..%d] [--bytes B] [--seconds S] [--pause-ms P] [--discard] HOST PORT VOLUME\n",
 			MAX_DEPTH);
 		return 2;
 	}
@@ -83,8 +88,9 @@ int main(int argc, char **argv)
 		printf("ERR open: %s\n", err);
 		return 1;
 	}
-	if (!info.max_write_zeroes) {
-		printf("ERR the volume offers no WRITE_ZEROES\n");
+	max_len = opcode == RBLK_OP_DISCARD ? info.max_discard : info.max_write_zeroes;
+	if (!max_len) {
+		printf("ERR the volume offers no %s\n", rblk_opcode_str(opcode));
 		return 1;
 	}
 	if (bytes > info.size)
@@ -100,10 +106,10 @@ int main(int argc, char **argv)
 			for (i = 0; i < depth && ios[i].priv; i++)
 				;
 			memset(&ios[i], 0, sizeof(ios[i]));
-			ios[i].opcode = RBLK_OP_WRITE_ZEROES;
+			ios[i].opcode = opcode;
 			ios[i].offset = next;
-			ios[i].length = bytes - next < info.max_write_zeroes ?
-					(uint32_t)(bytes - next) : info.max_write_zeroes;
+			ios[i].length = bytes - next < max_len ?
+					(uint32_t)(bytes - next) : max_len;
 			ios[i].priv = &ios[i];
 			started[i] = now_s();
 			ret = rblk_queue_submit(q, &ios[i]);
@@ -133,8 +139,9 @@ int main(int argc, char **argv)
 			double d = now_s() - started[io - ios];
 
 			if (io->status != RBLK_S_OK) {
-				printf("ERR WRITE_ZEROES offset %" PRIu64 " length %u: %s\n",
-				       io->offset, io->length, rblk_status_str(io->status));
+				printf("ERR %s offset %" PRIu64 " length %u: %s\n",
+				       rblk_opcode_str(opcode), io->offset, io->length,
+				       rblk_status_str(io->status));
 				return 1;
 			}
 			if (d > max_cmd)
@@ -146,7 +153,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("OK bytes=%" PRIu64 " passes=%u cmds=%" PRIu64 " max_len=%u secs=%.2f max_cmd_ms=%.0f\n",
-	       zeroed, pass, cmds, info.max_write_zeroes, now_s() - t0, max_cmd * 1000);
+	       zeroed, pass, cmds, max_len, now_s() - t0, max_cmd * 1000);
 	rblk_queue_close(q);
 	return 0;
 }

@@ -76,6 +76,27 @@ void ctl_print_stats(json_object *stats, const char *indent)
 	print_durability(stats, indent);
 }
 
+/* The volume's backend: commands at the store now, and how long the
+ * store took (the "backend_io" object, all backends alike). */
+void ctl_print_backend_io(json_object *v, const char *indent);
+void ctl_print_backend_io(json_object *v, const char *indent)
+{
+	json_object *b, *h = NULL;
+	uint64_t n;
+
+	if (!json_object_object_get_ex(v, "backend_io", &b) || !b)
+		return;
+	n = (uint64_t)ctl_jint(b, "ops");
+	json_object_object_get_ex(b, "lat_us_log2", &h);
+	printf("%sbackend: in flight %" PRId64 ", %" PRIu64 " done, %" PRId64
+	       " errors, avg %.1f us, p50 <= %" PRIu64 " us, p99 <= %" PRIu64
+	       " us, max %.1f us\n", indent, ctl_jint(b, "in_flight"), n,
+	       ctl_jint(b, "errors"),
+	       n ? (double)ctl_jint(b, "lat_ns_sum") / (double)n / 1000.0 : 0.0,
+	       percentile_us(h, n, 0.5), percentile_us(h, n, 0.99),
+	       (double)ctl_jint(b, "lat_max_ns") / 1000.0);
+}
+
 static void print_rates(json_object *now, json_object *prev, double secs,
 			const char *indent)
 {
@@ -145,6 +166,7 @@ static void print_sample(json_object *rsp, json_object *prev, double secs,
 			print_rates(st, find_prev(prev, name), secs, "  ");
 		else
 			ctl_print_stats(st, "  ");
+		ctl_print_backend_io(v, "  ");
 		if (watch || !json_object_object_get_ex(v, "sessions", &ss))
 			continue;
 		for (size_t k = 0; k < json_object_array_length(ss); k++) {

@@ -121,6 +121,29 @@ static int send_req(json_object *req, json_object **rsp)
 	return ret;
 }
 
+/* An rbd volume's image, and what it is doing (volume show). */
+static void print_rbd(json_object *v)
+{
+	json_object *r;
+
+	if (!json_object_object_get_ex(v, "rbd", &r))
+		return;
+	printf("  uuid:       %s\n", ctl_jstr(v, "uuid", "-"));
+	printf("  image:      %s/%s (id %s), %s, on cluster %s as %s\n",
+	       ctl_jstr(r, "pool", "?"), ctl_jstr(r, "image", "?"),
+	       ctl_jstr(r, "image_id", "?"),
+	       ctl_jbool(r, "created_by_rblk") ? "created by rblk" : "not created by rblk",
+	       ctl_jstr(r, "cluster", "?"), ctl_jstr(r, "client", "?"));
+	printf("  image size: %" PRId64 " bytes", ctl_jint(r, "image_size"));
+	if (ctl_jint(r, "resized_outside"))
+		printf(" (resized outside rblk %" PRId64 " time(s): the volume keeps %" PRId64 " bytes until a restart)",
+		       ctl_jint(r, "resized_outside"), ctl_jint(v, "size"));
+	printf("\n  features:   %s\n", ctl_jstr(r, "features", "-"));
+}
+
+/* Defined in stats.c: one line of backend in-flight and latency. */
+void ctl_print_backend_io(json_object *v, const char *indent);
+
 static void print_volume(json_object *v)
 {
 	char sz[32];
@@ -150,6 +173,7 @@ static void print_volume(json_object *v)
 		printf("no host\n");
 	}
 	printf("  sessions:   %" PRId64 "\n", ctl_jint(v, "sessions"));
+	print_rbd(v);
 }
 
 /* ---- subcommands ----------------------------------------------------------- */
@@ -163,9 +187,15 @@ static int cmd_create(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "ro", no_argument, NULL, 'r' },
 		{ "allow-any-host", no_argument, NULL, 'A' },
+		{ "rbd", required_argument, NULL, 'R' },
+		{ "ceph-conf", required_argument, NULL, 'C' },
+		{ "ceph-id", required_argument, NULL, 'I' },
+		{ "ceph-keyring", required_argument, NULL, 'K' },
 		COMMON_OPTS, { NULL, 0, NULL, 0 },
 	};
 	const char *size = NULL, *path = NULL, *dev = NULL, *backend = NULL;
+	const char *rbd = NULL, *ceph[3] = { NULL, NULL, NULL };
+	static const char *const ceph_keys[3] = { "ceph_conf", "ceph_client_id", "ceph_keyring" };
 	json_object *req, *rsp;
 	bool ro = false, any = false;
 	uint64_t bytes = 0;
@@ -181,6 +211,10 @@ static int cmd_create(int argc, char **argv)
 		case 'b': backend = optarg; break;
 		case 'r': ro = true; break;
 		case 'A': any = true; break;
+		case 'R': rbd = optarg; break;
+		case 'C': ceph[0] = optarg; break;
+		case 'I': ceph[1] = optarg; break;
+		case 'K': ceph[2] = optarg; break;
 		default:
 			if ((ret = common_opt(c)) >= 0)
 				return ret;
@@ -192,14 +226,33 @@ static int cmd_create(int argc, char **argv)
 		return ret;
 	if (path && dev)
 		return usage_err("%s", "--path and --device exclude each other");
-	if (!size && !path && !dev)
+	if (rbd && (path || dev))
+		return usage_err("%s", "--rbd excludes --path and --device");
+	if (!rbd && (ceph[0] || ceph[1] || ceph[2]))
+		return usage_err("%s", "--ceph-conf, --ceph-id and --ceph-keyring go with --rbd");
+	if (!size && !path && !dev && !rbd)
 		return usage_err("%s", "--size is needed for a new volume");
 	if (size && (ret = check_size(size, &bytes)))
 		return ret;
 	if (backend && strcmp(backend, "uring") && strcmp(backend, "aio") &&
-	    strcmp(backend, "null"))
-		return usage_err("unknown backend '%s' (uring or aio)", backend);
+	    strcmp(backend, "null") && !(rbd && !strcmp(backend, "rbd")))
+		return usage_err("unknown backend '%s' (uring or aio; --rbd for an RBD image)", backend);
 	req = request("volume.create", argv[optind]);
+	if (rbd)
+		json_object_object_add(req, "rbd", json_object_new_string(rbd));
+	for (int i = 0; i < 3; i++) {
+		if (!ceph[i])
+			continue;
+		ap = i == 1 ? strdup(ceph[i]) : abs_path(ceph[i]);
+		if (!ap) {
+			json_object_put(req);
+			fprintf(stderr, "rblkctl: %s\n", strerror(errno));
+			return 1;
+		}
+		json_object_object_add(req, ceph_keys[i], json_object_new_string(ap));
+		free(ap);
+		ap = NULL;
+	}
 	if (size)
 		json_object_object_add(req, "size", json_object_new_int64((int64_t)bytes));
 	if (path || dev) {
@@ -225,11 +278,12 @@ static int cmd_create(int argc, char **argv)
 		char sz[32];
 
 		json_object_object_get_ex(rsp, "volume", &v);
-		printf("created volume %s: %s, %s %s, backend %s\n",
+		printf("created volume %s: %s, %s %s, backend %s%s\n",
 		       ctl_jstr(v, "name", argv[optind]),
 		       rblk_format_size((uint64_t)ctl_jint(v, "size"), sz, sizeof(sz)),
 		       ctl_jstr(v, "type", "?"), ctl_jstr(v, "path", "-"),
-		       ctl_jstr(v, "backend", "?"));
+		       ctl_jstr(v, "backend", "?"),
+		       !rbd ? "" : ctl_jbool(rsp, "created_image") ? " (new image)" : " (existing image)");
 		if (ctl_jstr(rsp, "warning", NULL))
 			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
 	}
@@ -277,7 +331,13 @@ static int cmd_delete(int argc, char **argv)
 		if (ctl_jstr(rsp, "kept_file", NULL))
 			printf("; kept %s (%s)", ctl_jstr(rsp, "kept_file", ""),
 			       ctl_jstr(rsp, "kept_reason", "?"));
+		if (ctl_jstr(rsp, "removed_image", NULL))
+			printf(", removed image %s", ctl_jstr(rsp, "removed_image", ""));
+		if (ctl_jstr(rsp, "kept_image", NULL))
+			printf(", kept image %s (rblk did not create it)", ctl_jstr(rsp, "kept_image", ""));
 		printf("\n");
+		if (ctl_jstr(rsp, "warning", NULL))
+			fprintf(stderr, "rblkctl: warning: %s\n", ctl_jstr(rsp, "warning", ""));
 	}
 	json_object_put(rsp);
 	return 0;
@@ -406,6 +466,7 @@ static int cmd_show(int argc, char **argv)
 			printf("  counters:\n");
 			ctl_print_stats(st, "    ");
 		}
+		ctl_print_backend_io(v, "  ");
 	}
 	json_object_put(rsp);
 	return 0;
@@ -547,9 +608,16 @@ static int cmd_secret(int argc, char **argv)
 
 static const struct vol_cmd vol_cmds[] = {
 	{ .name = "create", .fn = cmd_create,
-	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro] [--allow-any-host]",
+	  .usage = "create NAME --size S [--path P | --device DEV] [--backend uring|aio] [--ro] [--allow-any-host]\n"
+		   "       rblkctl volume create NAME --rbd POOL/IMAGE [--size S] [--ceph-conf F] [--ceph-id ID]\n"
+		   "                             [--ceph-keyring F] [--ro] [--allow-any-host]",
 	  .help = "Creates a volume.  Without --path/--device a sparse file NAME.img is made in\n"
 		  "the target's volume_dir.  Sizes: 4096, 512M, 10G, 1T (binary units).\n"
+		  "--rbd exports a Ceph RBD image: an existing one as it is (a --size must\n"
+		  "match it), or a new one of --size, which rblk then may resize and delete\n"
+		  "(never an image it did not create).  The cluster: --ceph-conf (default\n"
+		  "/etc/ceph/ceph.conf), --ceph-id (cephx user without 'client.', default\n"
+		  "admin), --ceph-keyring (default: what the conf says).\n"
 		  "A new volume admits no host until you allow some (volume allow), or\n"
 		  "--allow-any-host opens it to every host." },
 	{ .name = "delete", .fn = cmd_delete, .usage = "delete NAME [--force] [--remove-file]",
@@ -557,10 +625,12 @@ static const struct vol_cmd vol_cmds[] = {
 		  "disconnects them.  The file 'volume create' made in volume_dir (recorded as\n"
 		  "created_file in the config) is removed; every other store is kept: --path\n"
 		  "files, devices, volumes written by hand or made by an older rblk.\n"
-		  "--remove-file removes the volume's file anyway (never a device)." },
+		  "--remove-file removes the volume's file anyway (never a device).  An RBD\n"
+		  "image is removed only if rblk created it." },
 	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S",
-	  .help = "Grows a file volume (never shrinks).  Attached initiators keep the size they\n"
-		  "logged in with; they see the new size when they log in again." },
+	  .help = "Grows a file volume, or an RBD image rblk created (never shrinks).\n"
+		  "Attached initiators keep the size they logged in with; they see the new\n"
+		  "size when they log in again." },
 	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
 	{ .name = "show", .fn = cmd_show, .usage = "show NAME",
 	  .help = "Shows a volume: size, backing, backend, ACL, sessions, counters." },

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbd backend, the I/O path: a volume is a Ceph RBD image reached through
+ * librbd's asynchronous C API.  READ and WRITE go to librbd as one iovec
+ * over the command's pool buffer (the reactor's registered memory, so the
+ * NIC's RDMA lands where librbd reads and writes; with zero-copy writes
+ * librbd sends from it directly); FLUSH is rbd_aio_flush, DISCARD
+ * rbd_aio_discard, WRITE_ZEROES rbd_aio_write_zeroes.  FUA needs nothing
+ * more: librbd's cache is off (rbd_cluster.c), so a write completes only
+ * once the OSDs have committed it.
+ *
+ * Completions come back without a lock.  librbd calls op_done on its own
+ * callback thread; op_done pushes the request on the submitting reactor's
+ * lock-free stack and, when that stack was empty, writes the reactor's
+ * eventfd, which the reactor's io_uring reads like any other event.  The
+ * reactor then takes the whole stack with one exchange and completes each
+ * request on its own thread.  librbd's thread touches only that stack,
+ * the eventfd and the volume's in-flight count, never reactor state.
+ * (librbd's own rbd_set_image_notification + rbd_poll_io_events would be
+ * the same hand-off, but per image: with one image handle serving every
+ * reactor, a reactor would reap the others' requests.)
+ *
+ * Opening, creating, growing and closing images: rbd_image.c.
+ */
+#include "rbd_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define OPS_PER_BLOCK	256
+
+struct rbd_rctx;
+
+/* One request at librbd.  Owned by its reactor's context, never by the
+ * connection, so a callback that comes after an aborted shutdown writes
+ * only memory that stays allocated. */
+struct rbd_op {
+	struct rbd_op   *next;		/* done stack or free list */
+	struct rbd_rctx *rc;
+	struct rbd_vol  *rv;
+	struct tgt_io   *io;
+	rbd_completion_t comp;
+	struct iovec     iov;
+};
+
+struct rbd_op_block {
+	struct rbd_op_block *next;
+	struct rbd_op ops[OPS_PER_BLOCK];
+};
+
+/* Per reactor, shared by all its rbd volumes. */
+struct rbd_rctx {
+	struct tgt_reactor *r;
+	struct rbd_op *done;		/* __atomic: pushed by librbd's thread */
+	unsigned in_callback;		/* __atomic: op_done calls running */
+	int      efd;
+	uint64_t efd_val;
+	struct tgt_event efd_ev;
+	struct rbd_op *free_ops;	/* reactor only, from here down */
+	struct rbd_op_block *blocks;
+	unsigned outstanding;		/* ops given to librbd, not reaped */
+};
+
+/* librbd's callback thread. */
+static void op_done(rbd_completion_t comp, void *arg)
+{
+	struct rbd_op *op = arg;
+	struct rbd_rctx *rc = op->rc;
+	struct rbd_op *head = __atomic_load_n(&rc->done, __ATOMIC_RELAXED);
+	uint64_t one = 1;
+
+	/* From the push on, the reactor may reap op, and then exit: this
+	 * tells it a callback still has rc's eventfd to write. */
+	__atomic_add_fetch(&rc->in_callback, 1, __ATOMIC_ACQ_REL);
+	__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_RELEASE);
+	do {
+		op->next = head;
+	} while (!__atomic_compare_exchange_n(&rc->done, &head, op, true,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	/* Only the push onto an empty stack wakes the reactor: until it
+	 * takes the stack, every later push is in the same batch. */
+	if (!head && write(rc->efd, &one, sizeof(one)) < 0)
+		rblk_err("rbd: waking reactor%u: %s", tgt_reactor_id(rc->r),
+			 strerror(errno));
+	__atomic_sub_fetch(&rc->in_callback, 1, __ATOMIC_RELEASE);
+}
+
+static struct rbd_op *op_get(struct rbd_rctx *rc)
+{
+	struct rbd_op *op = rc->free_ops;
+
+	if (!op) {
+		struct rbd_op_block *b = calloc(1, sizeof(*b));
+
+		if (!b)
+			return NULL;
+		b->next = rc->blocks;
+		rc->blocks = b;
+		for (unsigned i = 0; i < OPS_PER_BLOCK; i++) {
+			b->ops[i].next = rc->free_ops;
+			rc->free_ops = &b->ops[i];
+		}
+		op = rc->free_ops;
+	}
+	rc->free_ops = op->next;
+	return op;
+}
+
+static void op_put(struct rbd_rctx *rc, struct rbd_op *op)
+{
+	op->next = rc->free_ops;
+	rc->free_ops = op;
+}
+
+/* librbd's answer for a finished request (a READ's byte count, 0 for the
+ * others) into the command's result. */
+static int op_result(struct tgt_io *io, ssize_t ret)
+{
+	if (ret < 0)
+		return (int)ret;
+	if (io->op == TGT_IO_READ && (size_t)ret < io->length) {
+		/* Past the end of an image shrunk behind our back: no data
+		 * there, as for a hole in a file. */
+		memset((char *)io->buf + ret, 0, io->length - ret);
+	}
+	return 0;
+}
+
+static void arm_efd(struct rbd_rctx *rc)
+{
+	struct io_uring_sqe *sqe = tgt_reactor_sqe(rc->r);
+
+	io_uring_prep_read(sqe, rc->efd, &rc->efd_val, sizeof(rc->efd_val), 0);
+	tgt_sqe_set_event(sqe, &rc->efd_ev);
+}
+
+/* Reactor thread: the eventfd said some requests are done. */
+static void efd_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rbd_rctx *rc = (struct rbd_rctx *)
+		((char *)ev - offsetof(struct rbd_rctx, efd_ev));
+	struct rbd_op *op, *list, *fifo = NULL;
+
+	if (res == -ECANCELED)
+		return;
+	list = __atomic_exchange_n(&rc->done, NULL, __ATOMIC_ACQUIRE);
+	while (list) {		/* the stack is newest first: reverse it */
+		op = list;
+		list = op->next;
+		op->next = fifo;
+		fifo = op;
+	}
+	while ((op = fifo)) {
+		struct tgt_io *io = op->io;
+		ssize_t ret = rbd_aio_get_return_value(op->comp);
+
+		fifo = op->next;
+		rbd_aio_release(op->comp);
+		op_put(rc, op);
+		rc->outstanding--;
+		io->complete(io, op_result(io, ret));
+	}
+	arm_efd(rc);
+}
+
+static int rbd_reactor_init(struct tgt_reactor *r, void **ctxp)
+{
+	struct rbd_rctx *rc = calloc(1, sizeof(*rc));
+
+	if (!rc)
+		return -ENOMEM;
+	rc->r = r;
+	rc->efd_ev.done = efd_done;
+	rc->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (rc->efd < 0) {
+		int ret = -errno;
+
+		free(rc);
+		return ret;
+	}
+	arm_efd(rc);
+	*ctxp = rc;
+	return 0;
+}
+
+static void rbd_reactor_exit(struct tgt_reactor *r, void *ctx)
+{
+	struct rbd_rctx *rc = ctx;
+
+	if (rc->outstanding) {
+		/* A drain that gave up with requests still at the cluster:
+		 * librbd will call back into this context, so it stays. */
+		rblk_warn("reactor%u: %u rbd request(s) still at the cluster at exit",
+			  tgt_reactor_id(r), rc->outstanding);
+		return;
+	}
+	/* Every request is reaped; the last callback may still be on its
+	 * way out of op_done (a few instructions). */
+	for (int i = 0; __atomic_load_n(&rc->in_callback, __ATOMIC_ACQUIRE); i++) {
+		if (i == 1000) {
+			rblk_warn("reactor%u: an rbd callback did not return", tgt_reactor_id(r));
+			return;
+		}
+		usleep(1000);
+	}
+	close(rc->efd);
+	while (rc->blocks) {
+		struct rbd_op_block *b = rc->blocks;
+
+		rc->blocks = b->next;
+		free(b);
+	}
+	free(rc);
+}
+
+/* Hands op to librbd.  0 or -errno (then nothing was started). */
+static int op_start(struct rbd_op *op, rbd_image_t image)
+{
+	struct tgt_io *io = op->io;
+
+	op->iov = (struct iovec){ .iov_base = io->buf, .iov_len = io->length };
+	switch (io->op) {
+	case TGT_IO_READ:
+		return rbd_aio_readv(image, &op->iov, 1, io->offset, op->comp);
+	case TGT_IO_WRITE:
+		return rbd_aio_writev(image, &op->iov, 1, io->offset, op->comp);
+	case TGT_IO_FLUSH:
+		io->syncs++;
+		return rbd_aio_flush(image, op->comp);
+	case TGT_IO_DISCARD:
+		return rbd_aio_discard(image, io->offset, io->length, op->comp);
+	case TGT_IO_WRITE_ZEROES:
+		return rbd_aio_write_zeroes(image, io->offset, io->length,
+					    op->comp, 0, 0);
+	}
+	return -EINVAL;
+}
+
+static int rbd_submit(struct tgt_io *io, void *ctx)
+{
+	struct rbd_rctx *rc = ctx;
+	struct rbd_vol *rv = io->vol->be_priv;
+	struct rbd_op *op;
+	int ret;
+
+	/* librbd cuts a write at the image's end and calls it done: past
+	 * the end of an image shrunk behind our back, refuse it instead. */
+	if (io->op != TGT_IO_READ && io->op != TGT_IO_FLUSH &&
+	    io->offset + io->length > __atomic_load_n(&rv->image_size, __ATOMIC_RELAXED)) {
+		return -ENOSPC;
+	}
+	op = op_get(rc);
+	if (!op)
+		return -ENOMEM;
+	op->rc = rc;
+	op->rv = rv;
+	op->io = io;
+	ret = rbd_aio_create_completion(op, op_done, &op->comp);
+	if (ret < 0) {
+		op_put(rc, op);
+		return ret;
+	}
+	/* Counted before librbd has it: its callback may run at once. */
+	__atomic_add_fetch(&rv->in_flight, 1, __ATOMIC_RELAXED);
+	ret = op_start(op, rv->image);
+	if (ret < 0) {
+		__atomic_sub_fetch(&rv->in_flight, 1, __ATOMIC_RELAXED);
+		rbd_aio_release(op->comp);
+		op_put(rc, op);
+		return ret;
+	}
+	rc->outstanding++;
+	return 0;
+}
+
+const struct tgt_backend_ops tgt_backend_rbd = {
+	.name = "rbd",
+	.flags = TGT_BE_F_OWN_STORE | TGT_BE_F_REMOTE,
+	.close = tgt_rbd_close,
+	.reactor_init = rbd_reactor_init,
+	.reactor_exit = rbd_reactor_exit,
+	.submit = rbd_submit,
+	.open_store = tgt_rbd_open_store,
+	.create_store = tgt_rbd_create_store,
+	.remove_store = tgt_rbd_remove_store,
+	.grow_store = tgt_rbd_grow_store,
+	.describe = tgt_rbd_describe,
+};
