@@ -174,18 +174,18 @@ case_target_kill9() {
 case_osd_stall() {
 	local n
 	setup st 160
-	# Not rate-limited: all 16 commands are out when the OSD stops.
-	start_fio st --rw=randwrite --bs=16k --iodepth=16 --size=128M \
-		--verify=crc32c --verify_fatal=1 --randseed=22 \
-		--io_timeout=3 --keep_alive_tmo=1 || return 1
+	# The OSD stops before fio starts, so all 16 commands are out at the
+	# cluster however fast the machine (unstopped, 128M took 0.3 s on one).
 	osd_kill STOP
-	sleep 1.5
+	start_fio st --rw=randwrite --bs=16k --iodepth=16 --size=32M \
+		--verify=crc32c --verify_fatal=1 --randseed=22 \
+		--io_timeout=3 --keep_alive_tmo=1 || { osd_kill CONT; return 1; }
 	n=$(backend_io "$T/st.conf" in_flight)
 	echo "note: OSD stopped: $n command(s) in flight at the backend"
 	sleep 4.5	# 6 s in all: past io_timeout (3 s) and data_timeout (2 s)
 	osd_kill CONT
 	[ "${n:-0}" -ge 16 ] || { echo "rblkctl stats showed $n in flight at the backend, want the 16 fio had out"; return 1; }
-	finish_fio st 131072 || return 1
+	finish_fio st 32768 || return 1
 	grep -Eq 'connection lost \(.*io_timeout' "$T/st.out" ||
 		{ grep 'connection lost' "$T/st.out"; echo "the client did not time the commands out"; return 1; }
 	stop_target TERM
