@@ -831,7 +831,11 @@ void tgt_conns_stop(struct tgt_reactor *r, bool force)
 			c->ops->send_pdu(c, pdu, rblk_encode_keepalive(pdu,
 					 RBLK_PDU_KEEPALIVE_RSP, RBLK_S_SHUTTING_DOWN, 0));
 		}
-		c->draining = true;
+		/* One already closing for its own reason (a fatal status
+		 * told or waiting to be) reads nothing more: draining would
+		 * answer SHUTTING_DOWN after that status, its last PDU. */
+		if (c->state != TGT_CONN_CLOSING)
+			c->draining = true;
 		n++;
 		inflight += c->nbusy;
 		tgt_conn_close(c, force, NULL);
