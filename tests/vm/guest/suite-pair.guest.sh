@@ -64,6 +64,9 @@ probe_io_flowing() {
 }
 
 # Faults, each run 3 s after fio (FPID) started; fio must still be running.
+# The fio runs before a fault write at most 4 MiB/s (--rate=,4m: 24 MiB
+# take 6 s at least), so the fault lands mid-run however fast the machine;
+# the verify pass that follows is not limited.
 fault_begins() {	# FPID
 	nap 3
 	kill -0 "$1" 2>/dev/null || { cat fio.err fio.json; fail "fio ended before the fault"; }
@@ -176,7 +179,7 @@ case_rdma_reconnect() {
 	rxe_both
 	tnode "pgrep -x rblk-target" >/dev/null || tnode_target_start >/dev/null || fail "rblk-target did not start"
 	timeout 300 "$FIO" --name=reconnect --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
-		--port="$RPORT" --volume=buffered --rw=randwrite --bs=64k --size=24M --iodepth=8 \
+		--port="$RPORT" --volume=buffered --rw=randwrite --bs=64k --size=24M --iodepth=8 --rate=,4m \
 		--reconnect_delay=1 --ctrl_loss_tmo=120 --keep_alive_tmo=5 \
 		--verify=crc32c --verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &
 	local fpid=$!
@@ -226,7 +229,7 @@ ublk_xfs_through() {	# transport fault [args...]
 	mkfs.xfs -q -f "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; fail "mkfs.xfs failed"; }
 	mkdir -p /mnt/pair && mount "$DEV" /mnt/pair || fail "mount failed"
 	dmesg -C
-	timeout 400 fio --name=fsverify --directory=/mnt/pair --size=24M --bs=64k --rw=randwrite \
+	timeout 400 fio --name=fsverify --directory=/mnt/pair --size=24M --bs=64k --rw=randwrite --rate=,4m \
 		--ioengine=io_uring --direct=1 --iodepth=8 --verify=crc32c --verify_fatal=1 \
 		--verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &
 	fpid=$!
