@@ -549,8 +549,10 @@ xfs_fio_start() {
 	mkfs.xfs -q -f "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; fail "mkfs.xfs failed"; }
 	mount "$DEV" /mnt/ublk || fail "mount failed"
 	dmesg -C
+	# Writes at most 8 MiB/s (6 s at least), so the kill 3 s in lands
+	# mid-run however fast the machine; the verify pass is not limited.
 	timeout 400 fio --name=fsverify --directory=/mnt/ublk --size=48M --bsrange=4k-64k \
-		--rw=randwrite --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
+		--rw=randwrite --rate=,8m --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
 		--verify_fatal=1 --verify_state_save=0 --output-format=json --output=fio.json \
 		>fio.err 2>&1 &
 	FPID=$!
