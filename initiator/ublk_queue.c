@@ -31,6 +31,7 @@
 
 #include <liburing.h>
 
+#include "clock.h"
 #include "log.h"
 #include "ublk_queue.h"
 
@@ -458,14 +459,6 @@ static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
 
 /* ---- polling ----------------------------------------------------------- */
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static int want_spin(const struct ini_queue *q, uint64_t now)
 {
 	switch (q->cfg.poll) {
@@ -513,7 +506,7 @@ static void *queue_thread(void *arg)
 		goto out;
 
 	while (q->ndead < q->cfg.depth) {
-		uint64_t now = q->cfg.poll == RBLK_POLL_ADAPTIVE ? now_us() : 0;
+		uint64_t now = q->cfg.poll == RBLK_POLL_ADAPTIVE ? rblk_now_us() : 0;
 		int spin = want_spin(q, now);
 
 		if (spin != q->spinning && set_spinning(q, spin)) {
@@ -551,7 +544,7 @@ static void *queue_thread(void *arg)
 		    (q->spinning || rblk_queue_inflight(q->cfg.conn)))
 			n += take_answers(q, !q->spinning);
 		if (n && q->cfg.poll == RBLK_POLL_ADAPTIVE)
-			q->last_work_us = now_us();
+			q->last_work_us = rblk_now_us();
 		/* Stopping does not wait for a reconnect. */
 		if (!q->abandoned && q->stopping &&
 		    atomic_load(&q->conn_state) != RBLK_QUEUE_LIVE)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Monotonic milliseconds for timeouts and deadlines, shared by every
- * program.  Inline: it sits on paths that poll with a deadline.
+ * The monotonic clock, in the unit each caller counts in, shared by every
+ * program: the one copy.  Inline: it sits on paths that poll with a
+ * deadline and on every I/O's latency count.
  */
 #ifndef RBLK_PROTO_CLOCK_H
 #define RBLK_PROTO_CLOCK_H
@@ -9,12 +10,28 @@
 #include <stdint.h>
 #include <time.h>
 
-static inline int64_t rblk_now_ms(void)
+static inline uint64_t rblk_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t rblk_now_us(void)
+{
+	return rblk_now_ns() / 1000u;
+}
+
+static inline int64_t rblk_now_ms(void)
+{
+	return (int64_t)(rblk_now_ns() / 1000000u);
+}
+
+/* Seconds as a double, for rates a human reads. */
+static inline double rblk_now_s(void)
+{
+	return (double)rblk_now_ns() / 1e9;
 }
 
 /* Milliseconds left until deadline (>= 0), or -1 when deadline is -1

@@ -5,6 +5,7 @@
  * sequences both RDMA transports share.
  */
 #include "rdma_verbs.h"
+#include "clock.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -41,14 +42,6 @@ static int set_fd_flags(int fd)
 	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
 		return -errno;
 	return 0;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 /* ---- CM ----------------------------------------------------------------- */
@@ -112,7 +105,7 @@ void rblk_rdma_id_destroy(struct rdma_cm_id *id)
 int rblk_rdma_get_event(struct rdma_event_channel *ch, int timeout_ms,
 			struct rdma_cm_event **evp)
 {
-	long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	long deadline = timeout_ms > 0 ? rblk_now_ms() + timeout_ms : 0;
 
 	*evp = NULL;
 	for (;;) {
@@ -128,7 +121,7 @@ int rblk_rdma_get_event(struct rdma_event_channel *ch, int timeout_ms,
 		if (timeout_ms == 0)
 			return -EAGAIN;
 		if (timeout_ms > 0) {
-			wait = (int)(deadline - now_ms());
+			wait = (int)(deadline - rblk_now_ms());
 			if (wait <= 0)
 				return -ETIMEDOUT;
 		}

@@ -4,6 +4,7 @@
  * no-data commands (FLUSH, DISCARD, WRITE_ZEROES) and the O_DIRECT probe.
  */
 #include "backend.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,14 +72,6 @@ const char *tgt_backend_not_built(const char *name)
 	return NULL;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* Every backend completion passes here: counts it (be_stats.h), then
  * hands it to the caller's complete. */
 static void be_complete(struct tgt_io *io, int res)
@@ -87,7 +80,7 @@ static void be_complete(struct tgt_io *io, int res)
 						  tgt_reactor_id(io->r));
 
 	if (s) {
-		uint64_t lat = now_ns() - io->be_start_ns;
+		uint64_t lat = rblk_now_ns() - io->be_start_ns;
 
 		if (res < 0)
 			tgt_stat_inc(&s->errors, 1);
@@ -122,7 +115,7 @@ int tgt_backend_submit(struct tgt_io *io)
 	io->dsync_writes = 0;
 	io->be_caller_complete = io->complete;
 	io->complete = be_complete;
-	io->be_start_ns = now_ns();
+	io->be_start_ns = rblk_now_ns();
 	ret = be->submit(io, *slot);
 	if (ret) {
 		io->complete = io->be_caller_complete;

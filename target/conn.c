@@ -6,6 +6,7 @@
  * a framing or state error closes this connection only.
  */
 #include "conn.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,14 +20,6 @@
 #include "limit_counts.h"
 #include "log.h"
 #include "server.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 void tgt_conn_get(struct tgt_conn *c)
 {
@@ -304,11 +297,11 @@ void tgt_req_sent(struct tgt_req *req, int err)
 
 	tgt_stats_account(&c->stats, req->opcode,
 			  req->status == RBLK_S_OK ? req->length : 0,
-			  now_ns() - req->start_ns, req->status != RBLK_S_OK);
+			  rblk_now_ns() - req->start_ns, req->status != RBLK_S_OK);
 	if (c->sess)
 		tgt_session_account(c->sess, req->opcode,
 				    req->status == RBLK_S_OK ? req->length : 0,
-				    now_ns() - req->start_ns,
+				    rblk_now_ns() - req->start_ns,
 				    req->status != RBLK_S_OK);
 	if (c->draining) {
 		if (req->status == RBLK_S_SHUTTING_DOWN)
@@ -536,7 +529,7 @@ static int handle_cmd(struct tgt_conn *c, const void *buf, size_t have,
 	req->buf_cap = cap;
 	req->pinned = false;
 	req->status = RBLK_S_OK;
-	req->start_ns = now_ns();
+	req->start_ns = rblk_now_ns();
 	RBLK_DBG(RBLK_DBG_IO, "reactor%u: %s: tag %u %s offset %" PRIu64 " length %u",
 		 tgt_reactor_id(c->r), c->peer, cmd.tag,
 		 rblk_opcode_str(cmd.opcode), cmd.offset, cmd.length);

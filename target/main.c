@@ -43,14 +43,6 @@ static void usage(FILE *f)
 		"environment: RBLK_DEBUG=MASK enables debug areas (1 io, 2 conn, 4 rdma, 16 admin)\n");
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Tells systemd (Type=notify), if it started us; failures only logged. */
 static void notify(const char *state)
 {
@@ -361,7 +353,7 @@ int main(int argc, char **argv)
 	notify("READY=1\nSTATUS=serving");
 
 	sig = main_loop(srv, admin, sfd);
-	t0 = now_ms();
+	t0 = (uint64_t)rblk_now_ms();
 	notify("STOPPING=1\nSTATUS=stopping: draining in-flight I/O");
 	if (sig < 0)
 		rblk_err("main loop: %s; stopping", strerror(-sig));
@@ -376,7 +368,7 @@ int main(int argc, char **argv)
 	rblk_info("shutdown: %" PRIu64 " request(s) drained, %" PRIu64 " failed with SHUTTING_DOWN, %u connection(s) left, %" PRIu64 " ms",
 		  (uint64_t)atomic_load(&srv->drained),
 		  (uint64_t)atomic_load(&srv->failed),
-		  atomic_load(&srv->conns_open), now_ms() - t0);
+		  atomic_load(&srv->conns_open), (uint64_t)rblk_now_ms() - t0);
 	goto out_destroy;
 
 out_stop:

@@ -26,6 +26,7 @@
  *   references: cancel the polls, destroy QP, CQ, channel, MRs, PD
  *   reference, cm_id, channel.
  */
+#include "clock.h"
 #include "transport.h"
 
 #include <arpa/inet.h>
@@ -242,14 +243,6 @@ static int handle_cq(struct rdma_conn *rc)
 	return total;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /*
  * Adaptive mode, after a poll that ran n completions: keep spinning while
  * the last work is less than poll_us old (a wakeup counts as work), then
@@ -260,7 +253,7 @@ static uint64_t now_us(void)
  */
 static void adapt(struct rdma_conn *rc, int n)
 {
-	uint64_t now = now_us();
+	uint64_t now = rblk_now_us();
 
 	if (n > 0 || !rc->cq_spinning) {
 		rc->last_work_us = now;

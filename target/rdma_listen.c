@@ -8,6 +8,7 @@
  * The PD and the MRs over each reactor's buffer pool are per device and
  * shared with the connections (refcounted).
  */
+#include "clock.h"
 #include "transport.h"
 
 #include <arpa/inet.h>
@@ -266,14 +267,6 @@ out_destroy:
  */
 #define BUILD_LOG_EVERY	256
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void note_build_time(const char *addr, uint64_t us)
 {
 	static unsigned n;
@@ -328,9 +321,9 @@ static int connect_request(struct tgt_listener *l, struct rdma_cm_event *ev)
 	depth = req.queue_depth;
 	if (depth > l->srv->cfg.max_queue_depth)
 		depth = l->srv->cfg.max_queue_depth;
-	t0 = mono_us();
+	t0 = rblk_now_us();
 	ret = build_conn(l, id, depth, rd_atom, req.queue_id, src);
-	note_build_time(l->addr, mono_us() - t0);
+	note_build_time(l->addr, rblk_now_us() - t0);
 	return ret;
 }
 

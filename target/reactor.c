@@ -7,6 +7,7 @@
  * the connection code from inside its own submit call.
  */
 #include "reactor.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -56,14 +57,6 @@ struct tgt_reactor {
 	uint64_t stop_ms;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void arm_tick(struct tgt_reactor *r)
 {
 	struct io_uring_sqe *sqe = tgt_reactor_sqe(r);
@@ -81,7 +74,7 @@ static void tick_done(struct tgt_event *ev, int res, uint32_t flags)
 
 	if (res == -ECANCELED)
 		return;
-	r->now_ms = now_ms();
+	r->now_ms = (uint64_t)rblk_now_ms();
 	r->params.tick(r);
 	arm_tick(r);
 }
@@ -107,7 +100,7 @@ static void stop_done(struct tgt_event *ev, int res, uint32_t flags)
 	if (r->stopping)
 		return;
 	r->stopping = true;
-	r->stop_ms = now_ms();
+	r->stop_ms = (uint64_t)rblk_now_ms();
 	if (r->params.on_stop)
 		r->params.on_stop(r, false);
 }
@@ -152,7 +145,7 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	r->stop_ev.done = stop_done;
 	r->work_ev.done = work_done;
 	r->tick_ev.done = tick_done;
-	r->now_ms = now_ms();
+	r->now_ms = (uint64_t)rblk_now_ms();
 	tgt_share_init(&r->share, r);
 
 	/* COOP_TASKRUN: completions for a busy reactor are picked up at its
@@ -278,7 +271,7 @@ int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
 	    ret != -EBUSY)
 		return ret;
 	/* One vDSO read a turn: what the events below see as "now". */
-	r->now_ms = now_ms();
+	r->now_ms = (uint64_t)rblk_now_ms();
 	do {
 		n = io_uring_peek_batch_cqe(&r->ring, cqes, CQE_BATCH);
 		for (unsigned i = 0; i < n; i++) {
@@ -320,7 +313,7 @@ static void *reactor_thread(void *arg)
 			continue;
 		if (!r->params.busy || !r->params.busy(r))
 			break;
-		uint64_t el = now_ms() - r->stop_ms;
+		uint64_t el = (uint64_t)rblk_now_ms() - r->stop_ms;
 
 		if (!r->forced && el >= TGT_REACTOR_DRAIN_MS) {
 			r->forced = true;

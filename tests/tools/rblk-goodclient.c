@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "rblk_client.h"
 
 #define CHUNK	(64u << 10)
@@ -39,14 +40,6 @@ static volatile sig_atomic_t stop;
 static void on_signal(int sig)
 {
 	stop = 1;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void pattern(uint8_t *p, size_t n, uint64_t pass, uint64_t off)
@@ -233,7 +226,7 @@ int main(int argc, char **argv)
 	expect = malloc(CHUNK);
 	for (unsigned i = 0; i < info.queue_depth; i++)
 		slots[i].buf = aligned_alloc(4096, CHUNK);
-	t_end = now_ms() + seconds * 1000ull;
+	t_end = (uint64_t)rblk_now_ms() + seconds * 1000ull;
 	ret = 0;
 	if (check_only) {
 		ret = phase(q, slots, info.queue_depth, off, len, pass, 0, &st, expect);
@@ -248,7 +241,7 @@ int main(int argc, char **argv)
 			if (ret)
 				break;
 			passes++;
-		} while (!stop && (now_ms() < t_end || hammer));
+		} while (!stop && ((uint64_t)rblk_now_ms() < t_end || hammer));
 	}
 	if (hammer) {
 		/* The end we expect: the target stopped and closed us.  I/O

@@ -26,19 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rblk_client.h"
 #include "rblk_proto.h"
 
 #define MAX_DEPTH	32
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
@@ -97,7 +90,7 @@ int main(int argc, char **argv)
 		bytes = info.size;
 	if (depth > info.queue_depth)
 		depth = info.queue_depth;
-	t0 = now_s();
+	t0 = rblk_now_s();
 	for (;;) {
 		/* Fill the queue. */
 		while (inflight < depth && next < bytes) {
@@ -111,7 +104,7 @@ int main(int argc, char **argv)
 			ios[i].length = bytes - next < max_len ?
 					(uint32_t)(bytes - next) : max_len;
 			ios[i].priv = &ios[i];
-			started[i] = now_s();
+			started[i] = rblk_now_s();
 			ret = rblk_queue_submit(q, &ios[i]);
 			if (ret) {
 				printf("ERR submit at %" PRIu64 ": %s\n", next, strerror(-ret));
@@ -122,7 +115,7 @@ int main(int argc, char **argv)
 		}
 		if (!inflight) {
 			pass++;
-			if (now_s() - t0 >= secs)
+			if (rblk_now_s() - t0 >= secs)
 				break;
 			next = 0;		/* again, until --seconds */
 			if (pause_ms)
@@ -136,7 +129,7 @@ int main(int argc, char **argv)
 		}
 		for (int k = 0; k < ret; k++) {
 			struct rblk_io *io = done[k];
-			double d = now_s() - started[io - ios];
+			double d = rblk_now_s() - started[io - ios];
 
 			if (io->status != RBLK_S_OK) {
 				printf("ERR %s offset %" PRIu64 " length %u: %s\n",
@@ -153,7 +146,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("OK bytes=%" PRIu64 " passes=%u cmds=%" PRIu64 " max_len=%u secs=%.2f max_cmd_ms=%.0f\n",
-	       zeroed, pass, cmds, max_len, now_s() - t0, max_cmd * 1000);
+	       zeroed, pass, cmds, max_len, rblk_now_s() - t0, max_cmd * 1000);
 	rblk_queue_close(q);
 	return 0;
 }

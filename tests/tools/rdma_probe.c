@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rblk_client.h"
 #include "rblk_proto.h"
@@ -118,14 +119,6 @@ static const struct hcase cases[] = {
 	{ "short-capsule", EXP_TOLD_CLOSED, RBLK_S_INVALID_FIELD, "SEND of 8 bytes, header saying 216" },
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void probe_close(struct probe *p)
 {
 	struct rdma_cm_event *ev;
@@ -182,7 +175,7 @@ static int send_msg(struct probe *p, uint32_t len)
  */
 static int wait_recv(struct probe *p, int timeout_ms, uint32_t *len)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = rblk_now_ms() + timeout_ms;
 	struct rdma_cm_event *ev;
 	struct ibv_wc wc;
 
@@ -216,7 +209,7 @@ static int wait_recv(struct probe *p, int timeout_ms, uint32_t *len)
 				return -ECONNRESET;
 			}
 		}
-		left = (int)(deadline - now_ms());
+		left = (int)(deadline - rblk_now_ms());
 		if (left <= 0)
 			return -ETIMEDOUT;
 		poll(pfd, 2, left);
@@ -691,7 +684,7 @@ static int prelogin(const char *host, const char *port, unsigned n,
 {
 	struct idle_conn *w = calloc(window, sizeof(*w));
 	unsigned ok = 0, rejected = 0, other = 0, open = 0, gone;
-	int64_t t0 = now_ms(), t_hold;
+	int64_t t0 = rblk_now_ms(), t_hold;
 
 	if (!w)
 		return 1;
@@ -718,18 +711,18 @@ static int prelogin(const char *host, const char *port, unsigned n,
 	for (unsigned i = 0; i < window; i++)
 		open += w[i].established;
 	printf("RESULT: prelogin: %u attempts in %.1f s: %u accepted, %u rejected NO_RESOURCES, %u other failures; %u open now\n",
-	       n, (now_ms() - t0) / 1000.0, ok, rejected, other, open);
+	       n, (rblk_now_ms() - t0) / 1000.0, ok, rejected, other, open);
 	printf("HOLDING %u\n", open);
 	fflush(stdout);
-	t_hold = now_ms();
+	t_hold = rblk_now_ms();
 	do {
 		gone = idle_reap(w, window);
 		if (gone == open)
 			break;
 		usleep(100000);
-	} while (now_ms() - t_hold < (int64_t)hold_s * 1000);
+	} while (rblk_now_ms() - t_hold < (int64_t)hold_s * 1000);
 	printf("RESULT: prelogin: %u of %u open connections closed by the target within %.1f s\n",
-	       gone, open, (now_ms() - t_hold) / 1000.0);
+	       gone, open, (rblk_now_ms() - t_hold) / 1000.0);
 	for (unsigned i = 0; i < window; i++)
 		if (w[i].id)
 			idle_close(&w[i]);
@@ -830,8 +823,8 @@ static int hog(const char *host, const char *port, const char *volume,
 	}
 	printf("FLOODING %u\n", open);
 	fflush(stdout);
-	t0 = now_ms();
-	while (gone < open && now_ms() - t0 < (int64_t)hold_s * 1000) {
+	t0 = rblk_now_ms();
+	while (gone < open && rblk_now_ms() - t0 < (int64_t)hold_s * 1000) {
 		struct rdma_cm_event *ev;
 
 		for (unsigned i = 0; i < n; i++) {
@@ -842,7 +835,7 @@ static int hog(const char *host, const char *port, const char *volume,
 					p[i].connected = 0;
 					gone++;
 					printf("  hog %u: closed by the target after %.1f s\n",
-					       i, (now_ms() - t0) / 1000.0);
+					       i, (rblk_now_ms() - t0) / 1000.0);
 				}
 				rdma_ack_cm_event(ev);
 			}
@@ -850,7 +843,7 @@ static int hog(const char *host, const char *port, const char *volume,
 		usleep(100000);
 	}
 	printf("RESULT: hog: %u of %u flooding connections closed by the target within %.1f s\n",
-	       gone, open, (now_ms() - t0) / 1000.0);
+	       gone, open, (rblk_now_ms() - t0) / 1000.0);
 	for (unsigned i = 0; i < n; i++)
 		probe_close(&p[i]);
 	free(p);

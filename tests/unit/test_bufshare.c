@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "bufshare.h"
 #include "conn.h"
 #include "hosts.h"
@@ -207,14 +208,6 @@ static void test_caps_and_line(void **state)
 	assert_int_equal(tgt_bufpool_in_use(tgt_reactor_pool(r)), 0);
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Pinned memory that does not move for TGT_SHARE_EVICT_MS while someone
  * waits in line: its connection is closed, the longest stalled first, and
@@ -240,14 +233,14 @@ static void test_take_back(void **state)
 		tgt_share_pin(&busy->c, TGT_PIN_TX, MiB, false);
 	}
 	assert_null(take_or_wait(w, 4096, &cap));
-	t0 = mono_ms();
-	while (!hog->forced && mono_ms() - t0 < 3000) {
+	t0 = (uint64_t)rblk_now_ms();
+	while (!hog->forced && (uint64_t)rblk_now_ms() - t0 < 3000) {
 		assert_true(tgt_reactor_run_once(r, true) >= 0);
 		tgt_share_pin(&busy->c, TGT_PIN_TX, 0, true);	/* it moved */
 	}
 	assert_true(hog->forced);
 	assert_false(busy->forced);
-	assert_true(mono_ms() - t0 >= TGT_SHARE_EVICT_MS - 100);
+	assert_true((uint64_t)rblk_now_ms() - t0 >= TGT_SHARE_EVICT_MS - 100);
 	assert_int_equal(w->resumed, 0);	/* nothing is back yet */
 	/* The hog's chunks come back: the waiter is served. */
 	for (int i = 0; i < 2; i++) {

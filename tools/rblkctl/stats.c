@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "rblk_proto.h"
 #include "size.h"
@@ -202,14 +203,6 @@ static void usage(FILE *f)
 "  --json          raw JSON answer (one object per sample)\n");
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int rblkctl_stats(int argc, char **argv)
 {
 	const char *name = NULL;
@@ -281,7 +274,7 @@ int rblkctl_stats(int argc, char **argv)
 	}
 	for (;;) {
 		json_object *req = json_object_new_object(), *rsp;
-		double t = now_s();
+		double t = rblk_now_s();
 
 		json_object_object_add(req, "cmd", json_object_new_string("stats"));
 		if (name)
