@@ -73,6 +73,14 @@ endif
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
+# The release version, written once: the first line of debian/changelog;
+# a git checkout adds what git describes (git may be absent: CI's fresh
+# machine, a source package).  Only proto/version.o sees it, and it is
+# rebuilt when the text changes ($(BUILD)/version.txt).
+RBLK_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null)
+RBLK_GIT     := $(shell git describe --always --dirty 2>/dev/null)
+VERSION_STR  := $(or $(RBLK_VERSION),unknown)$(if $(RBLK_GIT), (git $(RBLK_GIT)))
+
 LIBPROTO  := $(BUILD)/libproto.a
 LIBCLIENT := $(BUILD)/librblkclient.a
 LIBTARGET := $(BUILD)/libtarget.a
@@ -99,6 +107,14 @@ all: $(BINS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/version.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION_STR)' | cmp -s - $@ || echo '$(VERSION_STR)' >$@
+VERSION_OBJS := $(foreach d,obj ubsan/obj fuzz/obj fio-obj,$(BUILD)/$(d)/proto/version.o)
+$(VERSION_OBJS): $(BUILD)/version.txt
+$(VERSION_OBJS): CFLAGS += -DRBLK_VERSION='"$(VERSION_STR)"'
+$(VERSION_OBJS): FUZZ_CFLAGS += -DRBLK_VERSION='"$(VERSION_STR)"'
 
 $(LIBPROTO): $(call obj,$(PROTO_SRC))
 $(LIBCLIENT): $(call obj,$(CLIENT_SRC))

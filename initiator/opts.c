@@ -11,6 +11,7 @@
 #include "log.h"
 #include "opts.h"
 #include "rblk_client.h"
+#include "version.h"
 
 void ini_opts_usage(FILE *f)
 {
@@ -52,7 +53,8 @@ void ini_opts_usage(FILE *f)
 "  --supervisor PID       recorded in the state file (rblkctl's supervisor)\n"
 "  --cleanup-dev N        only remove ublk device N left by a dead server\n"
 "  --debug MASK           debug areas (1 io, 2 conn, 4 rdma, 8 ublk)\n"
-"  -h, --help\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS, RBLK_POLL_US_DEFAULT,
+"  -h, --help\n"
+"  --version\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS, RBLK_POLL_US_DEFAULT,
 	RBLK_POLL_US_MAX);
 }
 
@@ -153,6 +155,7 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 		{ "poll",        required_argument, NULL, 'P' },
 		{ "poll-us",     required_argument, NULL, 'U' },
 		{ "help",        no_argument,       NULL, 'h' },
+		{ "version",     no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned v;
@@ -279,6 +282,9 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 			break;
 		case 'h':
 			ini_opts_usage(stdout);
+			exit(0);
+		case 'V':
+			rblk_print_version("rblk-initiator");
 			exit(0);
 		default:
 			ini_opts_usage(stderr);

@@ -27,9 +27,9 @@
 #include "sdnotify.h"
 #include "server.h"
 #include "start_undo.h"
+#include "version.h"
 #include "volume.h"
 
-#define RBLK_VERSION_STR "0.1"
 
 static void usage(FILE *f)
 {
@@ -271,9 +271,7 @@ int main(int argc, char **argv)
 		case 'l': level = optarg; break;
 		case 'k': check = true; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf("rblk-target %s (protocol %d)\n",
-				 RBLK_VERSION_STR, RBLK_PROTO_VERSION);
-			  return 0;
+		case 'V': rblk_print_version("rblk-target"); return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -9,6 +9,7 @@
 #include "attach.h"
 #include "ctl.h"
 #include "log.h"
+#include "version.h"
 
 struct ctl_cmd {
 	const char *name;
@@ -37,7 +38,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rblkctl [--socket PATH] [--json] COMMAND [options]   (rblkctl COMMAND --help)\n");
+	fprintf(f, "usage: rblkctl [--socket PATH] [--json] COMMAND [options]   (rblkctl COMMAND --help)\n"
+		   "       rblkctl --version\n");
 	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", ctl_cmds[i].name, ctl_cmds[i].help);
 }
@@ -61,6 +63,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		rblk_print_version("rblkctl");
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
