@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,11 +18,37 @@ unsigned rblk_debug_mask;
 static const char *log_prog = "rblk";
 
 static const char *const level_names[] = { "ERROR", "WARN ", "INFO ", "DEBUG" };
+/* syslog priorities of the levels: LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG */
+static const int level_prio[] = { 3, 4, 6, 7 };
+
+/* stderr is systemd's journal: lines get "<N>" and no time of their own. */
+static bool to_journal;
+
+/*
+ * systemd sets JOURNAL_STREAM to the device:inode of the stream it
+ * connected to the journal; only when stderr is still that stream does
+ * the journal read our lines (a redirect in the unit, or a child that
+ * inherited the variable, writes somewhere else).
+ */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st))
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
 
 void rblk_log_init(const char *progname)
 {
 	if (progname)
 		log_prog = progname;
+	to_journal = stderr_is_journal();
 }
 
 int rblk_log_set_level(const char *name)
@@ -47,13 +75,19 @@ void rblk_vlog(int level, const char *fmt, va_list ap)
 		return;
 	if (level < 0 || level > RBLK_LOG_DEBUG)
 		level = RBLK_LOG_ERR;
-	gettimeofday(&tv, NULL);
-	localtime_r(&tv.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
-		     "%04d-%02d-%02dT%02d:%02d:%02d.%03ld %s[%d] %s ",
-		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		     tm.tm_min, tm.tm_sec, (long)tv.tv_usec / 1000, log_prog,
-		     (int)getpid(), level_names[level]);
+	if (to_journal) {
+		/* The journal stamps time, pid and name itself. */
+		n = snprintf(line, sizeof(line), "<%d>%s ", level_prio[level],
+			     level_names[level]);
+	} else {
+		gettimeofday(&tv, NULL);
+		localtime_r(&tv.tv_sec, &tm);
+		n = snprintf(line, sizeof(line),
+			     "%04d-%02d-%02dT%02d:%02d:%02d.%03ld %s[%d] %s ",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			     tm.tm_min, tm.tm_sec, (long)tv.tv_usec / 1000, log_prog,
+			     (int)getpid(), level_names[level]);
+	}
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
 	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);

@@ -29,7 +29,9 @@ enum rblk_log_level {
 extern int rblk_log_level;
 extern unsigned rblk_debug_mask;
 
-/* Sets the program name shown in each line (default "rblk"). */
+/* Sets the program name shown in each line (default "rblk"), and whether
+ * stderr is the journal (JOURNAL_STREAM): then lines carry "<N>" instead
+ * of a time, pid and name. */
 void rblk_log_init(const char *progname);
 /* Parses "err|warn|info|debug"; returns 0 or -EINVAL. */
 int rblk_log_set_level(const char *name);
