@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 int tgt_admin_create(struct tgt_admin **ap, const struct tgt_admin_params *p,
@@ -37,6 +38,7 @@ int tgt_admin_create(struct tgt_admin **ap, const struct tgt_admin_params *p,
 	a->listen_fd = -1;
 	a->stop_efd = -1;
 	a->reload_efd = -1;
+	a->start_ms = rblk_now_ms();
 	for (int i = 0; i < ADMIN_MAX_CLIENTS; i++)
 		a->clients[i].fd = -1;
 	/* Deep copy through the formatter: the admin thread owns its config. */

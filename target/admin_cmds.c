@@ -7,6 +7,7 @@
  * the old config is written back.
  */
 #include "admin_int.h"
+#include "admin_json.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -272,16 +273,6 @@ static void free_strv(char **v, unsigned n)
 }
 
 /* ---- JSON views ---------------------------------------------------------- */
-
-static void add_str(json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
-}
-
-static void add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
-}
 
 /* Summary of one volume (registry lock held). */
 static json_object *volume_json(const struct tgt_admin *a,
@@ -1077,6 +1068,7 @@ static const struct tgt_admin_cmd cmds[] = {
 	{ .name = "volume.secret",	.fn = cmd_secret },
 	{ .name = "stats",		.fn = cmd_stats },
 	{ .name = "config.reload",	.fn = tgt_admin_cmd_reload },
+	{ .name = "status",		.fn = tgt_admin_cmd_status },
 };
 
 const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name)
@@ -1091,5 +1083,5 @@ const char *tgt_admin_cmd_names(void)
 {
 	return "ping, volume.create, volume.delete, volume.resize, volume.list, "
 	       "volume.show, volume.allow, volume.deny, volume.secret, stats, "
-	       "config.reload";
+	       "config.reload, status";
 }

@@ -33,6 +33,7 @@ struct tgt_admin {
 	int     listen_fd;
 	int     stop_efd;
 	int     reload_efd;		/* SIGHUP: main thread asks for a reload */
+	int64_t start_ms;		/* monotonic, at create: the uptime */
 	bool    running;
 	pthread_t thread;
 	struct admin_client clients[ADMIN_MAX_CLIENTS];
@@ -71,6 +72,13 @@ int tgt_admin_cmd_reload(struct tgt_admin *a, json_object *req,
 			 json_object *rsp, char *err, size_t errlen);
 /* The same for SIGHUP: the outcome goes to the log only. */
 void tgt_admin_reload_signal(struct tgt_admin *a);
+
+/* ---- admin_status.c --------------------------------------------------- */
+
+/* "status": version, pid, uptime, config, listeners, volume and session
+ * counts. */
+int tgt_admin_cmd_status(struct tgt_admin *a, json_object *req,
+			 json_object *rsp, char *err, size_t errlen);
 
 /* Looks a request type up in the table of admin_cmds.c; NULL if unknown. */
 const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name);

@@ -46,5 +46,6 @@ int rblkctl_volume(int argc, char **argv);
 int rblkctl_stats(int argc, char **argv);
 int rblkctl_discover(int argc, char **argv);
 int rblkctl_reload(int argc, char **argv);
+int rblkctl_status(int argc, char **argv);
 
 #endif /* RBLK_TOOLS_RBLKCTL_CTL_H */

@@ -32,6 +32,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  .help = "target I/O counters per volume and session [--watch [SECS]]" },
 	{ .name = "discover", .fn = rblkctl_discover,
 	  .help = "list the volumes a target lets this host use" },
+	{ .name = "status", .fn = rblkctl_status,
+	  .help = "the running target: version, uptime, config, listeners, volumes" },
 	{ .name = "reload", .fn = rblkctl_reload,
 	  .help = "the target re-reads its config file and applies the edit" },
 };
