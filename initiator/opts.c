@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "getopt_exact.h"
 #include "log.h"
 #include "opts.h"
 #include "rblk_client.h"
@@ -161,7 +162,7 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 	unsigned v;
 	int c, ms, sec;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (split_target(optarg, o)) {

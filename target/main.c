@@ -23,6 +23,7 @@
 #include "admin.h"
 #include "clock.h"
 #include "config.h"
+#include "getopt_exact.h"
 #include "log.h"
 #include "sdnotify.h"
 #include "server.h"
@@ -264,7 +265,7 @@ int main(int argc, char **argv)
 	uint64_t t0;
 
 	rblk_log_init("rblk-target");
-	while ((opt = getopt_long(argc, argv, "c:fl:khV", opts, NULL)) != -1) {
+	while ((opt = rblk_getopt_long(argc, argv, "c:fl:khV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': conf_path = optarg; break;
 		case 'f': break;

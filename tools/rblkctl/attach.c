@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "getopt_exact.h"
 #include "poll_mode.h"
 #include "../../initiator/state.h"
 #include "../../initiator/ublk_ctrl.h"
@@ -253,7 +254,7 @@ int rblkctl_attach(int argc, char **argv)
 	char msg[512];
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': target = optarg; break;
 		case 'v': volume = optarg; break;
@@ -480,7 +481,7 @@ int rblkctl_detach(int argc, char **argv)
 	struct ini_state *list;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 'w':
@@ -575,7 +576,7 @@ int rblkctl_list(int argc, char **argv)
 	int json = ctl_json, c, n;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'h': list_usage(stdout); return 0;

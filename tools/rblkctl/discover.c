@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "getopt_exact.h"
 #include "rblk_client.h"
 #include "size.h"
 
@@ -79,7 +80,7 @@ int rblkctl_discover(int argc, char **argv)
 	int c, n;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': target = optarg; break;
 		case 'T': o.transport = optarg; break;

@@ -33,6 +33,7 @@
 #include "../../initiator/recover.h"
 #include "../../initiator/state.h"
 #include "attach.h"
+#include "getopt_exact.h"
 
 #define SUP_DELAY_MAX_MS	10000
 
@@ -476,7 +477,7 @@ int rblkctl_recover(int argc, char **argv)
 	char why[256], msg[512];
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			timeout_s = atoi(optarg);

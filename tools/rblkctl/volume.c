@@ -16,6 +16,7 @@
 
 #include "auth.h"
 #include "ctl.h"
+#include "getopt_exact.h"
 #include "rblk_proto.h"
 #include "size.h"
 
@@ -203,7 +204,7 @@ static int cmd_create(int argc, char **argv)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': size = optarg; break;
 		case 'p': path = optarg; break;
@@ -303,7 +304,7 @@ static int cmd_delete(int argc, char **argv)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'f')
 			force = true;
 		else if (c == 'R')
@@ -356,7 +357,7 @@ static int cmd_resize(int argc, char **argv)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 's')
 			size = optarg;
 		else if ((ret = common_opt(c)) >= 0)
@@ -393,7 +394,7 @@ static int name_only(int argc, char **argv, int nargs, const char **args)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1)
 		if ((ret = common_opt(c)) >= 0)
 			return ret;
 	if (argc - optind != nargs)
@@ -488,7 +489,7 @@ static int allow_deny(int argc, char **argv, const char *cmd)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'a')
 			any = true;
 		else if ((ret = common_opt(c)) >= 0)
@@ -555,7 +556,7 @@ static int cmd_secret(int argc, char **argv)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'f')
 			file = optarg;
 		else if (c == 'g')
