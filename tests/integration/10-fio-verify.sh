@@ -21,7 +21,7 @@ VOLSIZE=64M
 fio_run() {
 	local name=$1 rk=$2 wk=$3 out=$T/fio-$1.out
 	shift 3
-	timeout 120 "${FIO:-$FIO_BIN}" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 120 "${FIO:-$FIO_BIN}" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol0 --verify_state_save=0 \
 		--output-format=terse --name="$name" "$@" >"$out" 2>&1
 	local rc=$?
@@ -126,7 +126,7 @@ case_verify_catches_corruption() {
 
 case_login_refused() {
 	local out=$T/refused.out
-	if timeout 60 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	if timeout 60 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=nosuchvol --name=refused --rw=read \
 		--size=1M >"$out" 2>&1; then
 		echo "fio succeeded on a volume that does not exist"
@@ -138,7 +138,7 @@ case_login_refused() {
 # The shipped example job file runs as documented (4 jobs, verify).
 case_example_jobfile() {
 	local out=$T/example.out
-	RBLK_FIO_ENGINE=$FIO_ENGINE RBLK_HOST=127.0.0.1 RBLK_PORT=$PORT \
+	RBLK_FIO_ENGINE=$FIO_ENGINE RBLK_TARGET=127.0.0.1 RBLK_PORT=$PORT \
 		RBLK_VOLUME=vol0 timeout 120 "$FIO_BIN" --output-format=terse \
 		"$RBLK_ROOT/tools/fio/examples/verify.fio" >"$out" 2>&1 ||
 		{ cat "$out"; echo "examples/verify.fio failed"; return 1; }

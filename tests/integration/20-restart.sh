@@ -16,7 +16,7 @@ require_fio_engine
 fio_job() {	# NAME FIO-ARGS...: bounded fio run, output in $T/fio-NAME.out
 	local name=$1
 	shift
-	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol0 --verify_state_save=0 --name="$name" \
 		"$@" >"$T/fio-$name.out" 2>&1
 	local rc=$?
@@ -54,7 +54,7 @@ fio_dies_with_target() {
 	start_target "$T/die.conf"
 	fio_job before --rw=write --bs=64k --size=8M --verify=crc32c --do_verify=0 ||
 		{ echo "preparing the data failed"; return 1; }
-	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 --port="$PORT" \
 		--volume=vol0 --verify_state_save=0 --name=during --rw=randrw \
 		--bs=4k --iodepth=32 --offset=16M --size=32M --time_based --runtime=60 \
 		--ctrl_loss_tmo=0 \

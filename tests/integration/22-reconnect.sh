@@ -38,7 +38,7 @@ FIO_ARGS=(--rw=randwrite --bs=16k --iodepth=16 --size=48M --rate=8m
 start_fio() {
 	local name=$1 i
 	shift
-	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol0 --verify_state_save=0 --name="$name" \
 		--output-format=json --output="$T/$name.json" "$@" >"$T/$name.out" 2>&1 &
 	FIO_PID=$!

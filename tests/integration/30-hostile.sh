@@ -38,7 +38,7 @@ GOOD_PID=$!
 _cleanup_pids+=("$GOOD_PID")
 FIO_PID=
 if [ -f "$FIO_ENGINE" ] && command -v "$FIO_BIN" >/dev/null 2>&1; then
-	timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol0 --verify_state_save=0 --name=good \
 		--rw=randwrite --bs=4k-64k --bsrange=4k-64k --iodepth=8 \
 		--offset=16M --size=16M --loops=4 --verify=crc32c \
@@ -134,7 +134,7 @@ start_target "$T/many.conf"
 timeout 30 "$HOSTILE" 127.0.0.1 "$PORT" vol0 discover-cut --volumes 300 >"$T/h-cut.out" 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && [ -x "$RBLKCTL_BIN" ]; then
-	"$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostile \
+	"$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --hostname hostile \
 		>"$T/cut.list" 2>"$T/cut.err" || rc=1
 	n=$(tail -n +2 "$T/cut.list" | wc -l)
 	echo "rblkctl discover: $n volume(s); $(cat "$T/cut.err")" >>"$T/h-cut.out"

@@ -24,7 +24,7 @@ timeout 120 "$GOOD" --seconds 4 --depth 64 --region 16777216:16777216 127.0.0.1 
 g2=$!
 fio_rc=0
 if [ -f "$FIO_ENGINE" ] && command -v "$FIO_BIN" >/dev/null 2>&1; then
-	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol0 --verify_state_save=0 --name=big \
 		--rw=randrw --bs=1M --iodepth=16 --offset=32M --size=32M \
 		--loops=3 --verify=crc32c >"$T/fio.out" 2>&1 || fio_rc=1

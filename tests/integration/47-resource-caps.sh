@@ -51,7 +51,7 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$TARGET_PID/status" 2>/dev/null; 
 # fio error (verify included).
 fio_iops() {
 	local out=$T/fio-$1.json
-	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol1 --verify_state_save=0 \
 		--output-format=json --name="$1" --rw=randwrite --bs=4k \
 		--iodepth=8 --size=32M --time_based --runtime="$SECS" \
@@ -236,7 +236,7 @@ EOF
 	start_target "$CONF"
 	grep 'reactor thread' "$T/target.log"
 	local out=$T/fio-fair.json pids=() p lat rc
-	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol1 --hostname=bystander --ctrl_loss_tmo=0 \
 		--verify_state_save=0 --output-format=json --name=fair \
 		--rw=randwrite --bs=4k --iodepth=4 --size=32M --time_based \

@@ -72,7 +72,7 @@ start_target "$CONF"
 bystander() {
 	local name=$1 out=$T/fio-$1.json secs=$2
 	shift 2
-	timeout $((secs + 60)) "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout $((secs + 60)) "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=byst --verify_state_save=0 --name="$name" \
 		--rw=randwrite --bs=4k --size=16M --iodepth=1 --verify=crc32c \
 		--verify_backlog=64 --time_based --runtime="$secs" "$@" \
@@ -150,7 +150,7 @@ delete_try() {
 	# Right before the delete: the kernel writes dirty pages back by
 	# itself after 30 s (dirty_expire_centisecs).
 	log "256 MiB into the buffered volume $vol, not flushed"
-	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 --port="$PORT" \
 		--volume="$vol" --verify_state_save=0 --name=fill --rw=write --bs=1M \
 		--size=256M --iodepth=8 --output-format=terse >"$T/fill.out" 2>&1 ||
 		{ cat "$T/fill.out"; echo "fill failed"; return 1; }

@@ -73,27 +73,27 @@ if ctl "$CONF" volume allow acl 'bad/host' 2>/dev/null; then fail "allowed an in
 grep -q "^allow_hosts = 10.99.99.99, hostB$" "$CONF" || fail "ACL change not persisted: $(grep allow "$CONF")"
 
 log "discover lists only what the host may use"
-d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB) || fail "discover hostB"
+d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --hostname hostB) || fail "discover hostB"
 echo "$d"
 grep -q "^acl " <<<"$d" && grep -q "^vol0 " <<<"$d" || fail "hostB should see acl and vol0"
 # sec has a secret: without a proof it is not shown at all (name, size, flags).
 grep -q "sec" <<<"$d" && fail "discover lists the secret volume to an unauthenticated client: $d"
-d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB --json) || fail "discover --json"
+d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --hostname hostB --json) || fail "discover --json"
 grep -q '"sec"' <<<"$d" && fail "discover --json lists the secret volume: $d"
 log "discover after proving the secret lists it"
-d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB --volume sec --secret-file "$T/good.key") ||
+d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --hostname hostB --volume sec --secret-file "$T/good.key") ||
 	fail "discover with the secret"
 echo "$d"
 grep -q "^sec  *16M " <<<"$d" && grep -q "^vol0 " <<<"$d" && grep -q "^acl " <<<"$d" ||
 	fail "after the proof hostB should see sec, vol0, acl"
-if d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostB --volume sec \
+if d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --hostname hostB --volume sec \
 	--secret-file "$T/bad.key" 2>&1); then fail "discover with a wrong secret worked: $d"; fi
 echo "$d"
 grep -q "authentication failed" <<<"$d" || fail "unclear refusal: $d"
 grep -q "^sec " <<<"$d" && fail "wrong secret still listed sec"
 if "$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --volume sec 2>/dev/null; then
 	fail "--volume without --secret-file accepted"; fi
-d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --host hostC --json) || fail "discover hostC"
+d=$("$RBLKCTL_BIN" discover --target "127.0.0.1:$PORT" --hostname hostC --json) || fail "discover hostC"
 grep -q '"acl"' <<<"$d" && fail "hostC sees acl: $d"
 grep -q '"vol0"' <<<"$d" || fail "hostC does not see vol0: $d"
 if "$RBLKCTL_BIN" discover --target "127.0.0.1:1" 2>/dev/null; then fail "discover of a closed port"; fi

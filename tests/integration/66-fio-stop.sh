@@ -45,7 +45,7 @@ EOF
 start_fio() {
 	local name=$1 vol=$2 i
 	shift 2
-	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 --port="$PORT" \
 		--volume="$vol" --hostname=fiohost --verify_state_save=0 \
 		--name="$name" --rw=randwrite --bs=4k --iodepth=8 --size=16M \
 		--time_based --runtime=60 "$@" >"$T/$name.out" 2>&1 &
@@ -157,7 +157,7 @@ case_timeout_unit() {
 	setup tmo
 	kill -STOP "$TARGET_PID"	# connects complete, LOGIN is not answered
 	t0=$(now_ms)
-	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 --port="$PORT" \
 		--volume=tmo --hostname=fiohost --name=tmo --rw=read --bs=4k \
 		--size=1M --rblk_timeout=1 >"$T/tmo.out" 2>&1 && { kill -CONT "$TARGET_PID"; echo "fio ran"; return 1; }
 	took=$(($(now_ms) - t0))
@@ -166,7 +166,7 @@ case_timeout_unit() {
 	echo "note: rblk_timeout=1: login gave up after $took ms"
 	[ "$took" -ge 900 ] && [ "$took" -lt 3000 ] || { echo "rblk_timeout=1 waited $took ms, not about 1 s"; return 1; }
 	grep -q "LOGIN_RSP: timed out" "$T/tmo.out" || { echo "not a login timeout"; return 1; }
-	if "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+	if "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 --port="$PORT" \
 		--volume=tmo --hostname=fiohost --name=tmo2 --rw=read --bs=4k \
 		--size=1M --rblk_timeout=10000 >"$T/tmo2.out" 2>&1; then
 		echo "rblk_timeout=10000 (ms, once) was taken as seconds"; return 1

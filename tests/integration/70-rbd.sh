@@ -92,7 +92,7 @@ CONF
 start_fio() {
 	local name=$1
 	shift
-	timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --volume=vol0 --verify_state_save=0 --name="$name" \
 		--output-format=terse "$@" >"$T/$name.out" 2>&1 &
 	FIO_PID=$!
@@ -119,7 +119,7 @@ FIO_ARGS=(--rw=randwrite --bs=16k --iodepth=16 --size=48M --rate=8m
 
 # run_fio, but a fio that hangs fails the case after 120 s.
 run_fio() {
-	timeout -s KILL 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 \
+	timeout -s KILL 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 \
 		--port="$PORT" --verify_state_save=0 "$@"
 }
 

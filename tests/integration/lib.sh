@@ -138,7 +138,7 @@ require_login() {
 
 # run_fio ARGS...: fio through the rblk engine against 127.0.0.1:$PORT.
 run_fio() {
-	"$FIO_BIN" --ioengine="$FIO_ENGINE" --host=127.0.0.1 --port="$PORT" \
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target=127.0.0.1 --port="$PORT" \
 		--verify_state_save=0 "$@"
 }
 
@@ -194,7 +194,7 @@ bystander_start() {
 		while [ ! -e "$BYST_DIR/stop" ]; do
 			n=$((n + 1)) out=$BYST_DIR/round-$n.out
 			timeout $((${BYSTANDER_SECS:-1} + 60)) "$FIO_BIN" --ioengine="$FIO_ENGINE" \
-				--host=127.0.0.1 --port="$port" --volume="$vol" --hostname=bystander \
+				--target=127.0.0.1 --port="$port" --volume="$vol" --hostname=bystander \
 				--ctrl_loss_tmo=0 --verify_state_save=0 --output-format=terse \
 				--name=bystander --rw=randwrite --bs=4k --size=8M --iodepth=4 \
 				--verify=crc32c --verify_backlog=64 --verify_fatal=1 \

@@ -100,10 +100,10 @@ for w in "${ENGINE_WL[@]}"; do
 	tag=$(echo "$name" | tr ' ' '-')
 	echo "vm-bench: engine $name"
 	# shellcheck disable=SC2086
-	r=$(bench "eng-rdma-$tag" "$side" --ioengine="$B/rblk-fio.so" --host="$IP" \
+	r=$(bench "eng-rdma-$tag" "$side" --ioengine="$B/rblk-fio.so" --target="$IP" \
 		--port=4421 --transport=rdma --volume=bench $args)
 	# shellcheck disable=SC2086
-	t=$(bench "eng-tcp-$tag" "$side" --ioengine="$B/rblk-fio.so" --host="$IP" \
+	t=$(bench "eng-tcp-$tag" "$side" --ioengine="$B/rblk-fio.so" --target="$IP" \
 		--port=4420 --transport=tcp --volume=bench $args)
 	eng_rows+=("$(row "$name" "rblk RDMA" "$r")" "$(row "" "rblk TCP" "$t")" "$(ratio_row "RDMA/TCP" "$r" "$t")")
 	[ "$name" = "128k read QD8" ] && seq_read_rdma=$(echo "$r" | awk '{ print $2 }')

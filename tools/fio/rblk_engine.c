@@ -3,7 +3,7 @@
  * fio external ioengine "rblk": speaks the rblk protocol through
  * librblkclient, one queue (connection) per fio job.  Built against the fio
  * source matching the installed fio (tools/fio/README.md); loaded with
- *   fio --ioengine=/abs/path/rblk-fio.so --host=H --volume=V ...
+ *   fio --ioengine=/abs/path/rblk-fio.so --target=H --volume=V ...
  *
  * Flow: setup() (fio's parent process) logs in once to learn the volume
  * size and sets the file size from it; init() (the job's own process or
@@ -25,7 +25,8 @@
 
 struct rblk_fio_options {
 	void *pad;			/* fio stores td here */
-	char *host;
+	char *target;			/* the target's address */
+	char *host;			/* the old spelling of target */
 	char *port;
 	char *volume;
 	char *transport;
@@ -61,11 +62,22 @@ struct rblk_fio_data {
 
 static struct fio_option options[] = {
 	{
+		.name = "target",
+		.lname = "rblk target address",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rblk_fio_options, target),
+		.help = "Target address or name (as rblkctl attach --target)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		/* Read like the host name this initiator logs in as; kept
+		 * for old job files, with a warning. */
 		.name = "host",
-		.lname = "rblk target host",
+		.lname = "rblk target address (deprecated: use target)",
 		.type = FIO_OPT_STR_STORE,
 		.off1 = offsetof(struct rblk_fio_options, host),
-		.help = "Target address or name",
+		.help = "Deprecated spelling of target",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -230,7 +242,7 @@ static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co
 	struct rblk_fio_options *o = td->eo;
 
 	*co = (struct rblk_client_opts) {
-		.host = o->host,
+		.host = o->target,
 		.port = o->port,
 		.volume = o->volume,
 		.hostname = o->hostname,
@@ -253,8 +265,18 @@ static int check_opts(struct thread_data *td)
 {
 	struct rblk_fio_options *o = td->eo;
 
-	if (!o->host || !*o->host) {
-		log_err("rblk: the host option is required (--host=TARGET)\n");
+	if (o->host && *o->host) {
+		if (o->target && *o->target) {
+			log_err("rblk: give target= only (host= is its old spelling)\n");
+			return 1;
+		}
+		log_err("rblk: host= is deprecated: it names the target, use target=%s "
+			"(hostname= is the name this host logs in as)\n", o->host);
+		o->target = o->host;
+		o->host = NULL;
+	}
+	if (!o->target || !*o->target) {
+		log_err("rblk: the target option is required (--target=ADDRESS)\n");
 		return 1;
 	}
 	if (!o->volume || !*o->volume) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME]
+ * rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--hostname NAME]
  *                  [--volume NAME --secret-file F]:
  * asks a target (DISCOVER PDU on its data port) which volumes this host may
  * log in to.  Needs no admin socket: it works from any initiator.  A volume
@@ -22,13 +22,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--host NAME]\n"
+"usage: rblkctl discover --target ADDR[:PORT] [--transport tcp|rdma] [--hostname NAME]\n"
 "                        [--volume NAME --secret-file F] [--json]\n"
 "  Lists the volumes the target lets this host use.  Volumes with a secret are\n"
 "  not listed unless --volume names one and --secret-file proves its secret.\n"
 "  --target      target address; IPv6 as [addr]:port (default port 4420 tcp, 4421 rdma)\n"
 "  --transport   tcp (default) or rdma\n"
-"  --host NAME   host name to ask as (default: this machine's hostname)\n"
+"  --hostname NAME  name this host asks as (default: this machine's hostname),\n"
+"                as for attach and the fio engine's hostname=\n"
 "  --volume NAME, --secret-file F  authenticate to volume NAME first (mutual)\n"
 "  --json        JSON array instead of the table\n");
 }
@@ -66,7 +67,10 @@ int rblkctl_discover(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "target", required_argument, NULL, 't' },
 		{ "transport", required_argument, NULL, 'T' },
-		{ "host", required_argument, NULL, 'H' },
+		{ "hostname", required_argument, NULL, 'H' },
+		/* Its old name, which reads like the target's address:
+		 * refused with the new names rather than guessed. */
+		{ "host", required_argument, NULL, 'O' },
 		{ "volume", required_argument, NULL, 'v' },
 		{ "secret-file", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
@@ -85,6 +89,9 @@ int rblkctl_discover(int argc, char **argv)
 		case 't': target = optarg; break;
 		case 'T': o.transport = optarg; break;
 		case 'H': o.hostname = optarg; break;
+		case 'O':
+			fprintf(stderr, "rblkctl discover: --host is now --hostname (the name this host asks as); the target is --target\n");
+			return 2;
 		case 'v': o.volume = optarg; break;
 		case 'S': o.secret_file = optarg; break;
 		case 'j': ctl_json = true; break;
@@ -104,7 +111,7 @@ int rblkctl_discover(int argc, char **argv)
 		return 2;
 	}
 	if (o.hostname && rblk_name_valid(o.hostname)) {
-		fprintf(stderr, "rblkctl discover: invalid --host name\n");
+		fprintf(stderr, "rblkctl discover: invalid --hostname\n");
 		return 2;
 	}
 	if (o.volume && rblk_name_valid(o.volume)) {

@@ -159,7 +159,7 @@ case_rdma_across() {
 	tnode_target_start || fail "rblk-target did not listen on the target node"
 	local v
 	for v in buffered direct; do
-		timeout 200 "$FIO" --name="$v" --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
+		timeout 200 "$FIO" --name="$v" --ioengine="$ENGINE" --transport=rdma --target="$TNODE_IP" \
 			--port="$RPORT" --volume="$v" --rw=randwrite --bs=64k --size=8M --iodepth=8 \
 			--verify=crc32c --verify_state_save=0 --output="fio-$v.log" ||
 			{ cat "fio-$v.log"; fail "fio verify over RDMA on '$v' failed"; }
@@ -178,7 +178,7 @@ case_rdma_reconnect() {
 	[ -z "$UP_ERR" ] || fail "$UP_ERR"
 	rxe_both
 	tnode "pgrep -x rblk-target" >/dev/null || tnode_target_start >/dev/null || fail "rblk-target did not start"
-	timeout 300 "$FIO" --name=reconnect --ioengine="$ENGINE" --transport=rdma --host="$TNODE_IP" \
+	timeout 300 "$FIO" --name=reconnect --ioengine="$ENGINE" --transport=rdma --target="$TNODE_IP" \
 		--port="$RPORT" --volume=buffered --rw=randwrite --bs=64k --size=24M --iodepth=8 --rate=,4m \
 		--reconnect_delay=1 --ctrl_loss_tmo=120 --keep_alive_tmo=5 \
 		--verify=crc32c --verify_state_save=0 --output-format=json --output=fio.json >fio.err 2>&1 &

@@ -84,7 +84,7 @@ fio_x() {
 	local tp=$1 name=$2 rk=$3 wk=$4 port=$RPORT out=$CASE_TMP/fio-$2.out rc
 	shift 4
 	[ "$tp" = tcp ] && port=$TPORT
-	timeout 240 "$FIO" --ioengine="$ENGINE" --transport="$tp" --host="$IP" \
+	timeout 240 "$FIO" --ioengine="$ENGINE" --transport="$tp" --target="$IP" \
 		--port="$port" --volume=vol0 --hostname=rdma-suite --verify_state_save=0 \
 		--output-format=terse --name="$name" "$@" >"$out" 2>&1
 	rc=$?
@@ -292,7 +292,7 @@ CONF
 	# came before it had polled the answer (2 % of runs on rxe).
 	local k
 	for ((k = 0; k < 50; k++)); do
-		out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --host x 2>&1) ||
+		out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --hostname x 2>&1) ||
 			fail "discover over rdma (run $((k + 1)) of 50): $out"
 		grep -q 'WARN' <<<"$out" && fail "a discover that worked warns: $out"
 	done
@@ -300,7 +300,7 @@ CONF
 	grep -qw byaddr <<<"$out" || fail "discover does not list byaddr by the RDMA peer address"
 	grep -qw notme <<<"$out" && fail "discover lists notme"
 	grep -qw sec <<<"$out" && fail "discover lists the secret volume without a proof"
-	out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --host x \
+	out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$RPORT" --transport rdma --hostname x \
 		--volume sec --secret-file "$CASE_TMP/sec.key" 2>&1) || fail "discover with the secret over rdma: $out"
 	echo "$out"
 	grep -qw sec <<<"$out" || fail "discover after the proof does not list sec"
