@@ -33,8 +33,10 @@ int rblk_parse_size(const char *s, uint64_t *out)
 			return -EINVAL;
 		shift = 10 * (unsigned)(u - units + 1);
 		p++;
-		if (!strcmp(p, "B") || !strcmp(p, "iB"))
-			p += strlen(p);
+		if (!strcmp(p, "B") || !strcmp(p, "b"))
+			return -EDOM;
+		if (!strcmp(p, "iB"))
+			p += 2;
 		if (*p)
 			return -EINVAL;
 		if (v > (UINT64_MAX >> shift))
@@ -42,6 +44,20 @@ int rblk_parse_size(const char *s, uint64_t *out)
 	}
 	*out = v << shift;
 	return 0;
+}
+
+const char *rblk_size_error(int err)
+{
+	switch (err) {
+	case -EDOM:
+		return "KB, MB, GB, TB and PB are not taken (decimal or binary? a size is "
+		       "never a guess): write K, M, G, T (or KiB, MiB, GiB, TiB), 1024-based";
+	case -ERANGE:
+		return "too large";
+	default:
+		return "want a number with an optional K, M, G, T or P suffix "
+		       "(1024-based, also KiB..PiB), like 10G";
+	}
 }
 
 char *rblk_format_size(uint64_t v, char *buf, size_t len)

@@ -3,6 +3,8 @@
  * Human sizes shared by the target config and rblkctl: "4096", "512M",
  * "10G", "1T", "64KiB".  Binary multiples only (K = 1024): block devices
  * are sized in powers of two and a decimal "G" would silently lose 7%.
+ * "10GB" is refused rather than read either way: to some it means 10^10
+ * bytes, to others 10 GiB, and a size must never be a guess.
  */
 #ifndef RBLK_PROTO_SIZE_H
 #define RBLK_PROTO_SIZE_H
@@ -12,11 +14,15 @@
 
 /*
  * Parses a size: decimal digits, then optionally one of K M G T P (either
- * case), optionally followed by "B" or "iB".  No sign, no spaces, no
- * fractions.  Returns 0 and sets *out, -EINVAL for a malformed string,
- * -ERANGE when the value does not fit in 64 bits.
+ * case), optionally followed by "iB".  No sign, no spaces, no fractions.
+ * Returns 0 and sets *out; -EDOM for "KB", "MB", ... (ambiguous), -EINVAL
+ * for another malformed string, -ERANGE when the value does not fit in
+ * 64 bits.
  */
 int rblk_parse_size(const char *s, uint64_t *out);
+
+/* Why rblk_parse_size refused (its return value), for one error line. */
+const char *rblk_size_error(int err);
 
 /*
  * Writes v in the largest exact binary unit ("10G", "1536M", "4097") into

@@ -105,9 +105,12 @@ static int get_size(json_object *req, uint64_t *out, bool *have,
 	} else if (json_object_is_type(j, json_type_string)) {
 		char pbuf[64];
 
-		if (rblk_parse_size(json_object_get_string(j), out)) {
-			snprintf(err, errlen, "bad size '%s' (want a number with an optional K, M, G, T or P suffix, like 10G)",
-				 printable(json_object_get_string(j), pbuf, sizeof(pbuf)));
+		int pr = rblk_parse_size(json_object_get_string(j), out);
+
+		if (pr) {
+			snprintf(err, errlen, "bad size '%s': %s",
+				 printable(json_object_get_string(j), pbuf, sizeof(pbuf)),
+				 rblk_size_error(pr));
 			return -EINVAL;
 		}
 	} else {
@@ -660,6 +663,41 @@ out_free:
 	return ret;
 }
 
+/*
+ * The size of a resize: "size" as for create, or a string "+S", which
+ * grows the volume by S (*grow_by set; the caller adds the current size
+ * under the registry lock, so two "+1G" make 2G more).
+ */
+static int get_resize(json_object *req, uint64_t *size, bool *grow_by,
+		      char *err, size_t errlen)
+{
+	json_object *j, *tmp;
+	const char *s;
+	bool have;
+	int ret;
+
+	*grow_by = false;
+	if (json_object_object_get_ex(req, "size", &j) &&
+	    json_object_is_type(j, json_type_string) &&
+	    (s = json_object_get_string(j))[0] == '+') {
+		tmp = json_object_new_object();
+		if (!tmp)
+			return -ENOMEM;
+		json_object_object_add(tmp, "size", json_object_new_string(s + 1));
+		ret = get_size(tmp, size, &have, err, errlen);
+		json_object_put(tmp);
+		*grow_by = true;
+		return ret;
+	}
+	if ((ret = get_size(req, size, &have, err, errlen)))
+		return ret;
+	if (!have) {
+		snprintf(err, errlen, "missing field \"size\"");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 		      char *err, size_t errlen)
 {
@@ -670,20 +708,18 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 	struct tgt_volume *vol = NULL;
 	uint64_t size, old;
 	char *path = NULL;
-	bool have, blk = false, ro = false, nostore = false;
+	bool grow_by, blk = false, ro = false, nostore = false;
 	int ret;
 
 	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_size(req, &size, &have, err, errlen)))
+	    (ret = get_resize(req, &size, &grow_by, err, errlen)))
 		return ret;
-	if (!have) {
-		snprintf(err, errlen, "missing field \"size\"");
-		return -EINVAL;
-	}
 	tgt_exports_lock();
 	e = tgt_export_find_locked(name);
 	if (e) {
 		old = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+		if (grow_by)
+			size = old + size > old ? old + size : UINT64_MAX;
 		blk = e->vol->is_blkdev;
 		ro = e->vol->flags & RBLK_VOL_F_READ_ONLY;
 		nostore = !e->vol->path;

@@ -436,8 +436,8 @@ static int volume_key(struct parser *p, int k, char *v)
 	case K_SIZE:
 		ret = rblk_parse_size(v, &sz);
 		if (ret)
-			return perr(p, "volume '%s': field 'size': '%s' is not a size (like 512, 64M, 10G)",
-				    vol->name, v);
+			return perr(p, "volume '%s': field 'size': '%s': %s",
+				    vol->name, v, rblk_size_error(ret));
 		if (sz == 0 || sz % 512)
 			return perr(p, "volume '%s': field 'size': %s is not a positive multiple of 512 bytes",
 				    vol->name, v);

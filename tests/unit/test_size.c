@@ -15,7 +15,8 @@ static void test_good_sizes(void **state)
 	static const struct { const char *s; uint64_t v; } ok[] = {
 		{ "0", 0 }, { "4096", 4096 }, { "512M", 512ull << 20 },
 		{ "10G", 10ull << 30 }, { "1T", 1ull << 40 }, { "1t", 1ull << 40 },
-		{ "4k", 4096 }, { "64KiB", 64 << 10 }, { "2GB", 2ull << 30 },
+		{ "4k", 4096 }, { "64KiB", 64 << 10 }, { "2GiB", 2ull << 30 },
+		{ "1TiB", 1ull << 40 }, { "3MiB", 3ull << 20 },
 		{ "3P", 3ull << 50 }, { "16383P", 16383ull << 50 },
 		{ "18446744073709551615", UINT64_MAX },
 	};
@@ -47,6 +48,20 @@ static void test_bad_sizes(void **state)
 	assert_true(v == 7);
 }
 
+/* KB, MB, ...: decimal to some, binary to others; refused, not guessed. */
+static void test_ambiguous_units_refused(void **state)
+{
+	static const char *const amb[] = { "1KB", "512MB", "10GB", "2TB", "1PB", "10gb", "4kB" };
+	uint64_t v = 7;
+
+	for (unsigned i = 0; i < sizeof(amb) / sizeof(amb[0]); i++) {
+		assert_int_equal(rblk_parse_size(amb[i], &v), -EDOM);
+		assert_true(v == 7);
+	}
+	assert_non_null(strstr(rblk_size_error(-EDOM), "not taken"));
+	assert_non_null(strstr(rblk_size_error(-EINVAL), "like 10G"));
+}
+
 static void test_format_round_trip(void **state)
 {
 	static const uint64_t vals[] = {
@@ -73,6 +88,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_sizes),
 		cmocka_unit_test(test_bad_sizes),
+		cmocka_unit_test(test_ambiguous_units_refused),
 		cmocka_unit_test(test_format_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

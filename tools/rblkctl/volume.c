@@ -80,9 +80,7 @@ static int check_size(const char *s, uint64_t *out)
 
 	if (ret || !*out || *out % 512) {
 		fprintf(stderr, "rblkctl volume %s: bad size '%s': %s\n", cur->name, s,
-			ret == -ERANGE ? "too large" :
-			ret ? "want a number with an optional K, M, G, T or P suffix, like 10G" :
-			"must be a positive multiple of 512 bytes");
+			ret ? rblk_size_error(ret) : "must be a positive multiple of 512 bytes");
 		return 2;
 	}
 	return 0;
@@ -367,10 +365,14 @@ static int cmd_resize(int argc, char **argv)
 		return usage_err("%s", "give exactly one NAME");
 	if (!size)
 		return usage_err("%s", "--size is required");
-	if ((ret = check_name("volume", argv[optind])) || (ret = check_size(size, &bytes)))
+	/* "+S" grows by S: the target adds it to the size it has. */
+	if ((ret = check_name("volume", argv[optind])) ||
+	    (ret = check_size(size + (size[0] == '+'), &bytes)))
 		return ret;
 	req = request("volume.resize", argv[optind]);
-	json_object_object_add(req, "size", json_object_new_int64((int64_t)bytes));
+	json_object_object_add(req, "size", size[0] == '+' ?
+			       json_object_new_string(size) :
+			       json_object_new_int64((int64_t)bytes));
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
@@ -628,8 +630,9 @@ static const struct vol_cmd vol_cmds[] = {
 		  "files, devices, volumes written by hand or made by an older rblk.\n"
 		  "--remove-file removes the volume's file anyway (never a device).  An RBD\n"
 		  "image is removed only if rblk created it." },
-	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S",
-	  .help = "Grows a file volume, or an RBD image rblk created (never shrinks).\n"
+	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S|+S",
+	  .help = "Grows a file volume, or an RBD image rblk created (never shrinks):\n"
+		  "to S, or by S with +S (--size +10G).\n"
 		  "Attached initiators keep the size they logged in with; they see the new\n"
 		  "size when they log in again." },
 	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
