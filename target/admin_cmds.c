@@ -955,19 +955,12 @@ static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 			 name);
 		return -EINVAL;
 	}
-	if (any && !allow && !vc->allow_any_host) {
-		snprintf(err, errlen, "volume '%s' is not open to any host", name);
-		return -ENOENT;
-	}
 	for (i = 0; host && i < vc->n_allow_hosts && strcmp(vc->allow_hosts[i], host); i++)
 		;
-	if (!any && !allow && i == vc->n_allow_hosts) {
-		snprintf(err, errlen, "host '%s' is not on the allow list of volume '%s'",
-			 host, name);
-		return -ENOENT;
-	}
-	if ((any && allow && vc->allow_any_host) ||
-	    (!any && allow && i < vc->n_allow_hosts)) {
+	/* Already so: a second allow or deny is not an error (scripts run
+	 * twice), and says that nothing changed. */
+	if ((any && allow == vc->allow_any_host) ||
+	    (!any && allow == (i < vc->n_allow_hosts))) {
 		json_object_object_add(rsp, "changed", json_object_new_boolean(0));
 		return 0;
 	}

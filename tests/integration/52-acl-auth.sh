@@ -67,8 +67,14 @@ ctl "$CONF" volume allow acl 127.0.0.1 || fail "allow by address"
 ok whoever acl
 ctl "$CONF" volume deny acl 127.0.0.1 || fail "deny address"
 refused "access denied" whoever acl
-if ctl "$CONF" volume deny acl hostA 2>"$T/err"; then fail "deny of a host not listed"; fi
-grep -q "not on the allow list" "$T/err" || fail "unclear deny error: $(cat "$T/err")"
+# A second allow or deny: exit 0 both ways, nothing changed, and said so.
+cp "$CONF" "$T/before.conf"
+out=$(ctl "$CONF" volume deny acl hostA) || fail "a repeated deny failed"
+grep -q "hostA was not allowed (nothing changed)" <<<"$out" || fail "repeated deny: $out"
+out=$(ctl "$CONF" volume allow acl hostB) || fail "a repeated allow failed"
+grep -q "hostB was already allowed (nothing changed)" <<<"$out" || fail "repeated allow: $out"
+ctl "$CONF" --json volume deny acl hostA | grep -q '"changed": false' || fail "repeated deny --json: no changed:false"
+cmp -s "$CONF" "$T/before.conf" || fail "a repeated allow/deny rewrote the config"
 if ctl "$CONF" volume allow acl 'bad/host' 2>/dev/null; then fail "allowed an invalid host name"; fi
 grep -q "^allow_hosts = 10.99.99.99, hostB$" "$CONF" || fail "ACL change not persisted: $(grep allow "$CONF")"
 

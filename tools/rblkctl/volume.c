@@ -512,8 +512,11 @@ static int allow_deny(int argc, char **argv, const char *cmd)
 	if (send_req(req, &rsp))
 		return 1;
 	if (!ctl_json) {
-		if (!ctl_jbool(rsp, "changed"))
-			printf("volume %s: %s was already allowed\n", name,
+		if (!ctl_jbool(rsp, "changed") && allow)
+			printf("volume %s: %s was already allowed (nothing changed)\n", name,
+			       any ? "any host" : host);
+		else if (!ctl_jbool(rsp, "changed"))
+			printf("volume %s: %s was not allowed (nothing changed)\n", name,
 			       any ? "any host" : host);
 		else if (any)
 			printf("volume %s: %s\n", name, allow ? "open to any host" :
