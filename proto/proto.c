@@ -10,6 +10,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static void put_hdr(struct rblk_wire_hdr *h, uint8_t type, uint32_t length)
@@ -96,6 +97,23 @@ static const char *const status_names[RBLK_S__MAX] = {
 	[RBLK_S_SHUTTING_DOWN]	= "target shutting down",
 	[RBLK_S_NOT_LOGGED_IN]	= "not logged in",
 };
+
+const char *rblk_vol_flags_str(uint32_t flags, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"READ_ONLY", "FLUSH", "FUA", "DISCARD", "WRITE_ZEROES",
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 5; i++)
+		if (flags & (1u << i))
+			n += snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+				      n ? "," : "", names[i]);
+	if (!n)
+		snprintf(buf, len, "-");
+	return buf;
+}
 
 const char *rblk_status_str(int status)
 {

@@ -85,6 +85,9 @@ enum rblk_status {
 
 /* Returns a static, human-readable name for a status ("out of range"). */
 const char *rblk_status_str(int status);
+/* RBLK_VOL_F_* as "FLUSH,FUA,..." ("-" for none), the same in every
+ * program's output.  Returns buf. */
+const char *rblk_vol_flags_str(uint32_t flags, char *buf, size_t len);
 /* Maps a status to the closest -errno for block-layer users (0 for OK). */
 int rblk_status_to_errno(int status);
 

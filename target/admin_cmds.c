@@ -308,7 +308,7 @@ static json_object *volume_json(const struct tgt_admin *a,
 		return o;
 	json_object_object_add(o, "backend_io", tgt_be_stats_to_json(e->vol->be_stats));
 	add_u64(o, "block_size", e->vol->block_size);
-	add_str(o, "flags", tgt_vol_flags_str(e->vol->flags, fbuf, sizeof(fbuf)));
+	add_str(o, "flags", rblk_vol_flags_str(e->vol->flags, fbuf, sizeof(fbuf)));
 	add_u64(o, "logins", e->logins);
 	add_u64(o, "refusals", e->refusals);
 	return o;

@@ -47,7 +47,7 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 			  v->name, v->path ? v->path : "(none)", v->size,
 			  v->block_size, v->be->name,
 			  v->fd >= 0 ? (v->direct ? " (O_DIRECT)" : " (buffered)") : "",
-			  tgt_vol_flags_str(v->flags, fl, sizeof(fl)));
+			  rblk_vol_flags_str(v->flags, fl, sizeof(fl)));
 	}
 	tgt_exports_unlock();
 	*sp = s;

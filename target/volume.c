@@ -25,23 +25,6 @@
 #include "be_stats.h"
 #include "log.h"
 
-const char *tgt_vol_flags_str(uint32_t flags, char *buf, size_t len)
-{
-	static const char *const names[] = {
-		"READ_ONLY", "FLUSH", "FUA", "DISCARD", "WRITE_ZEROES",
-	};
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (unsigned i = 0; i < 5; i++)
-		if (flags & (1u << i))
-			n += snprintf(buf + n, n < len ? len - n : 0, "%s%s",
-				      n ? "," : "", names[i]);
-	if (!n)
-		snprintf(buf, len, "-");
-	return buf;
-}
-
 /* Which fallocate modes does the file system under path take? */
 static uint32_t probe_file_caps(const char *path)
 {

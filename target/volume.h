@@ -68,7 +68,5 @@ bool tgt_volume_cfg_remote(const struct tgt_volume_cfg *cfg);
 /* Flushes (unless read-only) and closes; returns the flush result. */
 int tgt_volume_close(struct tgt_volume *v);
 
-/* "FLUSH,FUA,DISCARD" style text of RBLK_VOL_F_* flags into buf. */
-const char *tgt_vol_flags_str(uint32_t flags, char *buf, size_t len);
 
 #endif /* RBLK_TARGET_VOLUME_H */

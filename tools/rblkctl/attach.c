@@ -533,7 +533,7 @@ static void list_usage(FILE *f)
 "and the device waits for a new one; dead when the server is gone for\n"
 "good), size, time in that state and reconnects so far.  JSON adds the\n"
 "recovery mode, supervisor pid and recoveries so far.\n"
-"  --json      one JSON array instead of the table\n"
+"  --json      {\"ok\": true, \"devices\": [...]} instead of the table\n"
 "  -h, --help\n");
 }
 
@@ -596,7 +596,7 @@ int rblkctl_list(int argc, char **argv)
 	if (n > 0 && ini_ctrl_open(&ctrl))
 		ctrl = NULL;
 	if (json) {
-		struct json_object *arr = json_object_new_array();
+		struct json_object *out, *arr = json_object_new_array();
 
 		for (int i = 0; i < n; i++) {
 			struct ini_state *s = &list[i];
@@ -625,8 +625,12 @@ int rblkctl_list(int argc, char **argv)
 			json_object_object_add(o, "recoveries", json_object_new_int(s->recoveries));
 			json_object_array_add(arr, o);
 		}
-		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
-		json_object_put(arr);
+		/* One shape for every --json: an object with "ok". */
+		out = json_object_new_object();
+		json_object_object_add(out, "ok", json_object_new_boolean(1));
+		json_object_object_add(out, "devices", arr);
+		printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY));
+		json_object_put(out);
 	} else {
 		printf("%-14s %-24s %-20s %-9s %-12s %8s %8s %6s\n", "DEVICE", "TARGET",
 		       "VOLUME", "TRANSPORT", "STATE", "SIZE", "FOR", "RECONN");

@@ -31,7 +31,7 @@ static void usage(FILE *f)
 "  --hostname NAME  name this host asks as (default: this machine's hostname),\n"
 "                as for attach and the fio engine's hostname=\n"
 "  --volume NAME, --secret-file F  authenticate to volume NAME first (mutual)\n"
-"  --json        JSON array instead of the table\n");
+"  --json        {\"ok\": true, \"volumes\": [...]} instead of the table\n");
 }
 
 /* "a:p", "[v6]:p", "a", "v6" -> host and port (port NULL when absent). */
@@ -80,7 +80,7 @@ int rblkctl_discover(int argc, char **argv)
 	};
 	struct rblk_client_opts o = { .transport = "tcp" };
 	struct rblk_discover_entry *ents;
-	char *target = NULL, err[256] = "";
+	char *target = NULL, err[256] = "", fl[64];
 	int c, n;
 
 	optind = 0;
@@ -138,6 +138,7 @@ int rblkctl_discover(int argc, char **argv)
 	if (n == RBLK_DISCOVER_MAX && strcmp(err, "no error"))
 		fprintf(stderr, "rblkctl discover: note: %s\n", err);
 	if (ctl_json) {
+		json_object *out = json_object_new_object();
 		json_object *arr = json_object_new_array();
 
 		for (int i = 0; i < n; i++) {
@@ -148,11 +149,15 @@ int rblkctl_discover(int argc, char **argv)
 			json_object_object_add(e, "block_size", json_object_new_int64(ents[i].block_size));
 			json_object_object_add(e, "read_only",
 				json_object_new_boolean(!!(ents[i].vol_flags & RBLK_VOL_F_READ_ONLY)));
-			json_object_object_add(e, "flags", json_object_new_int64(ents[i].vol_flags));
+			/* As volume show has them: one spelling of flags. */
+			json_object_object_add(e, "flags", json_object_new_string(
+				rblk_vol_flags_str(ents[i].vol_flags, fl, sizeof(fl))));
 			json_object_array_add(arr, e);
 		}
-		ctl_print_json(arr);
-		json_object_put(arr);
+		json_object_object_add(out, "ok", json_object_new_boolean(1));
+		json_object_object_add(out, "volumes", arr);
+		ctl_print_json(out);
+		json_object_put(out);
 	} else {
 		printf("%-24s %10s %6s %s\n", "VOLUME", "SIZE", "BLOCK", "MODE");
 		for (int i = 0; i < n; i++) {

@@ -328,7 +328,7 @@ case_ublk_power_cut_direct() { ublk_power_cut direct; }
 
 # A field of $DEV in rblkctl list --json; its state.
 dev_field() {	# name
-	"$RBLK_BUILD/rblkctl" list --json | jq -r --arg d "$DEV" --arg f "$1" '.[] | select(.device == $d) | .[$f]'
+	"$RBLK_BUILD/rblkctl" list --json | jq -r --arg d "$DEV" --arg f "$1" '.devices[] | select(.device == $d) | .[$f]'
 }
 dev_state() { dev_field state; }
 

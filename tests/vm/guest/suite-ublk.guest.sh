@@ -188,7 +188,7 @@ case_attach_list_detach() {
 	"$CTL" list
 	[ "$("$CTL" list | grep -c ' live ')" -eq 2 ] || fail "list does not show two live devices"
 	"$CTL" list --json >list.json
-	python3 -c 'import json,sys; l=json.load(open("list.json")); assert len(l)==2, l
+	python3 -c 'import json,sys; l=json.load(open("list.json"))["devices"]; assert len(l)==2, l
 for d in l: assert d["volume"]=="vol0" and d["transport"]==sys.argv[1] and d["state"]=="live", d' \
 		"$TRANSPORT" || fail "list --json is wrong: $(cat list.json)"
 	detach "$dev2"
@@ -594,7 +594,7 @@ case_recovery_auto() {
 	[ -b "$DEV" ] || fail "$DEV is gone"
 	xfs_fio_check
 	"$CTL" list --json >list.json
-	jq -e '.[0].recoveries == 1 and .[0].state == "live"' list.json >/dev/null ||
+	jq -e '.devices[0].recoveries == 1 and .devices[0].state == "live"' list.json >/dev/null ||
 		fail "list --json: $(cat list.json)"
 	grep -h "supervise\|recover" /run/rblk/rblk-initiator.*.log | tail -n 4
 	detach "$DEV"
