@@ -172,8 +172,8 @@ static int get_name(json_object *req, const char *key, const char *what,
 /* ---- config copies ------------------------------------------------------- */
 
 /* Deep copy through format+parse: the same path the file takes. */
-static int cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
-		     char *err, size_t errlen)
+int tgt_admin_cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
+			char *err, size_t errlen)
 {
 	char *text = tgt_config_format(src);
 	int ret;
@@ -187,9 +187,8 @@ static int cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
 	return ret;
 }
 
-/* Saves next (when persisting) and makes it the current config. */
-static int cfg_commit(struct tgt_admin *a, struct tgt_config *next,
-		      char *err, size_t errlen)
+int tgt_admin_cfg_commit(struct tgt_admin *a, struct tgt_config *next,
+			 char *err, size_t errlen)
 {
 	int ret;
 
@@ -210,12 +209,11 @@ static int cfg_commit(struct tgt_admin *a, struct tgt_config *next,
 	return 0;
 }
 
-/* After a publish failure: put the previous config back on disk. */
-static void cfg_restore(struct tgt_admin *a, struct tgt_config *prev)
+void tgt_admin_cfg_restore(struct tgt_admin *a, struct tgt_config *prev)
 {
 	char err[512];
 
-	if (cfg_commit(a, prev, err, sizeof(err)))
+	if (tgt_admin_cfg_commit(a, prev, err, sizeof(err)))
 		rblk_err("admin: could not restore the previous config: %s", err);
 }
 
@@ -506,11 +504,11 @@ open:
 	ret = tgt_volume_open(&vol, &vc, err, errlen);
 	if (ret)
 		goto out_unlink;
-	ret = cfg_clone(&a->cfg, &next, err, errlen);
+	ret = tgt_admin_cfg_clone(&a->cfg, &next, err, errlen);
 	if (!ret)
 		ret = cfg_append_volume(&next, &vc);
 	if (!ret)
-		ret = cfg_commit(a, &next, err, errlen);
+		ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	else
 		tgt_config_free(&next);
 	if (ret)
@@ -519,9 +517,9 @@ open:
 	if (ret) {
 		struct tgt_config prev;
 
-		if (!cfg_clone(&a->cfg, &prev, err, errlen)) {
+		if (!tgt_admin_cfg_clone(&a->cfg, &prev, err, errlen)) {
 			cfg_remove_volume(&prev, name);
-			cfg_restore(a, &prev);
+			tgt_admin_cfg_restore(a, &prev);
 		}
 		goto out_close;
 	}
@@ -628,16 +626,16 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 	}
 	vc = tgt_config_find_volume(&a->cfg, name);
 	owned = path && vc && vc->created_file && !strcmp(vc->created_file, path);
-	ret = cfg_clone(&a->cfg, &prev, err, errlen);
+	ret = tgt_admin_cfg_clone(&a->cfg, &prev, err, errlen);
 	if (ret)
 		goto out_free;
-	ret = cfg_clone(&a->cfg, &next, err, errlen);
+	ret = tgt_admin_cfg_clone(&a->cfg, &next, err, errlen);
 	if (ret) {
 		tgt_config_free(&prev);
 		goto out_free;
 	}
 	cfg_remove_volume(&next, name);
-	ret = cfg_commit(a, &next, err, errlen);
+	ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	if (ret) {
 		tgt_config_free(&prev);
 		goto out_free;
@@ -645,7 +643,7 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 	ret = tgt_export_remove(name, force);
 	if (ret) {
 		/* A session logged in since the check: keep the volume. */
-		cfg_restore(a, &prev);
+		tgt_admin_cfg_restore(a, &prev);
 		snprintf(err, errlen, "volume '%s' %s", name,
 			 ret == -EBUSY ? "got a session attached meanwhile; use --force"
 				       : "vanished meanwhile");
@@ -756,9 +754,9 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 			goto out_free;
 		goto published;
 	}
-	if ((ret = cfg_clone(&a->cfg, &prev, err, errlen)))
+	if ((ret = tgt_admin_cfg_clone(&a->cfg, &prev, err, errlen)))
 		goto out_free;
-	if ((ret = cfg_clone(&a->cfg, &next, err, errlen))) {
+	if ((ret = tgt_admin_cfg_clone(&a->cfg, &next, err, errlen))) {
 		tgt_config_free(&prev);
 		goto out_free;
 	}
@@ -768,7 +766,7 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 	/* Config first: after a crash here the next start grows the file to
 	 * the configured size; the reverse order would leave a file larger
 	 * than its config, which the target refuses to load. */
-	ret = cfg_commit(a, &next, err, errlen);
+	ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	if (ret) {
 		tgt_config_free(&prev);
 		goto out_free;
@@ -776,7 +774,7 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 	if (!nostore && truncate(path, (off_t)size) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "growing %s: %s", path, strerror(-ret));
-		cfg_restore(a, &prev);
+		tgt_admin_cfg_restore(a, &prev);
 		goto out_free;
 	}
 	tgt_config_free(&prev);
@@ -964,7 +962,7 @@ static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 		json_object_object_add(rsp, "changed", json_object_new_boolean(0));
 		return 0;
 	}
-	if ((ret = cfg_clone(&a->cfg, &next, err, errlen)))
+	if ((ret = tgt_admin_cfg_clone(&a->cfg, &next, err, errlen)))
 		return ret;
 	vc = tgt_config_find_volume(&next, name);
 	if (any) {
@@ -996,7 +994,7 @@ static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 		tgt_config_free(&next);
 		return -ENOMEM;
 	}
-	ret = cfg_commit(a, &next, err, errlen);
+	ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	if (!ret)
 		ret = tgt_export_set_hosts(name, hosts, n, any);
 	free_strv(hosts, n);
@@ -1060,7 +1058,7 @@ static int cmd_secret(struct tgt_admin *a, json_object *req, json_object *rsp,
 			goto out_free;
 		}
 	}
-	if ((ret = cfg_clone(&a->cfg, &next, err, errlen)))
+	if ((ret = tgt_admin_cfg_clone(&a->cfg, &next, err, errlen)))
 		goto out_free;
 	vc = tgt_config_find_volume(&next, name);
 	free(vc->secret_file);
@@ -1070,7 +1068,7 @@ static int cmd_secret(struct tgt_admin *a, json_object *req, json_object *rsp,
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = cfg_commit(a, &next, err, errlen);
+	ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	if (!ret)
 		ret = tgt_export_set_secret(name, secret);
 	if (!ret) {
@@ -1095,6 +1093,7 @@ static const struct tgt_admin_cmd cmds[] = {
 	{ .name = "volume.allow",	.fn = cmd_allow },
 	{ .name = "volume.deny",	.fn = cmd_deny },
 	{ .name = "volume.secret",	.fn = cmd_secret },
+	{ .name = "volume.set",		.fn = tgt_admin_cmd_set },
 	{ .name = "stats",		.fn = cmd_stats },
 	{ .name = "config.reload",	.fn = tgt_admin_cmd_reload },
 	{ .name = "status",		.fn = tgt_admin_cmd_status },
@@ -1111,6 +1110,6 @@ const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name)
 const char *tgt_admin_cmd_names(void)
 {
 	return "ping, volume.create, volume.delete, volume.resize, volume.list, "
-	       "volume.show, volume.allow, volume.deny, volume.secret, stats, "
+	       "volume.show, volume.allow, volume.deny, volume.secret, volume.set, stats, "
 	       "config.reload, status";
 }

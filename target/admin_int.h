@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "acl.h"
 #include "admin.h"
 
 #define ADMIN_MAX_CLIENTS	16
@@ -72,6 +73,42 @@ int tgt_admin_cmd_reload(struct tgt_admin *a, json_object *req,
 			 json_object *rsp, char *err, size_t errlen);
 /* The same for SIGHUP: the outcome goes to the log only. */
 void tgt_admin_reload_signal(struct tgt_admin *a);
+
+/* What a new config changes in the exports, prepared (stores opened) but
+ * not yet applied: tgt_exports_change(p.ch, p.n) applies it in one step. */
+struct tgt_admin_plan {
+	struct tgt_export_change *ch;
+	unsigned n;
+	json_object *added, *removed, *changed;	/* names, for the answer */
+};
+/*
+ * Builds the plan from a->cfg to next: volumes added, removed, replaced
+ * (store changed) or with new access rules.  A volume to be removed or
+ * replaced while it has sessions refuses (-EBUSY) before anything opens.
+ * 0 or -errno with why in err; free the plan either way.
+ */
+int tgt_admin_plan_build(struct tgt_admin *a, const struct tgt_config *next,
+			 struct tgt_admin_plan *p, char *err, size_t errlen);
+/* Frees what the plan still holds; a file a failed plan created goes. */
+void tgt_admin_plan_free(struct tgt_admin_plan *p);
+
+/* ---- admin_cmds.c: the config the admin thread keeps ----------------- */
+
+/* A deep copy of src (through the formatter).  0 or -errno with why. */
+int tgt_admin_cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
+			char *err, size_t errlen);
+/* Saves next (when persisting; never over an unread edit) and makes it
+ * the current config; next is consumed either way. */
+int tgt_admin_cfg_commit(struct tgt_admin *a, struct tgt_config *next,
+			 char *err, size_t errlen);
+/* After a failed publish: the previous config back on disk and in a. */
+void tgt_admin_cfg_restore(struct tgt_admin *a, struct tgt_config *prev);
+
+/* ---- admin_set.c ------------------------------------------------------ */
+
+/* "volume.set": live config keys of one volume (admin_set.c has which). */
+int tgt_admin_cmd_set(struct tgt_admin *a, json_object *req, json_object *rsp,
+		      char *err, size_t errlen);
 
 /* ---- admin_status.c --------------------------------------------------- */
 

@@ -146,15 +146,9 @@ static unsigned sessions_of(const char *name)
 	return n;
 }
 
-struct plan {
-	struct tgt_export_change *ch;
-	unsigned n;
-	json_object *added, *removed, *changed;
-};
-
 /* A new export for vc: its store opened (unless access_only) and its
  * ACL and secret loaded; appended to the plan as op. */
-static int plan_prepare(struct plan *p, enum tgt_export_op op,
+static int plan_prepare(struct tgt_admin_plan *p, enum tgt_export_op op,
 			const struct tgt_volume_cfg *vc, char *err, size_t errlen)
 {
 	struct tgt_volume *vol = NULL;
@@ -183,8 +177,7 @@ static int plan_prepare(struct plan *p, enum tgt_export_op op,
 	return 0;
 }
 
-/* Frees what the plan still holds; a file a failed plan created goes. */
-static void plan_free(struct plan *p)
+void tgt_admin_plan_free(struct tgt_admin_plan *p)
 {
 	for (unsigned i = 0; i < p->n; i++) {
 		struct tgt_export *prep = p->ch[i].prep;
@@ -199,9 +192,8 @@ static void plan_free(struct plan *p)
 	json_object_put(p->changed);
 }
 
-/* Builds the change set from a->cfg to next.  0 or -errno with why. */
-static int plan_build(struct tgt_admin *a, const struct tgt_config *next,
-		      struct plan *p, char *err, size_t errlen)
+int tgt_admin_plan_build(struct tgt_admin *a, const struct tgt_config *next,
+			 struct tgt_admin_plan *p, char *err, size_t errlen)
 {
 	unsigned busy;
 	int ret;
@@ -260,7 +252,7 @@ static void log_names(char *buf, size_t len, const char *what, json_object *arr)
 /* Everything of a reload but the request; how reload and SIGHUP share it. */
 static int reload(struct tgt_admin *a, json_object *rsp, char *err, size_t errlen)
 {
-	struct plan p = { .n = 0 };
+	struct tgt_admin_plan p = { .n = 0 };
 	struct tgt_config next;
 	json_object *restart;
 	char *text, sum[512] = "";
@@ -278,13 +270,13 @@ static int reload(struct tgt_admin *a, json_object *rsp, char *err, size_t errle
 		free(text);
 		return ret;
 	}
-	ret = plan_build(a, &next, &p, err, errlen);
+	ret = tgt_admin_plan_build(a, &next, &p, err, errlen);
 	if (!ret)
 		ret = tgt_exports_change(p.ch, p.n, err, errlen);
 	if (ret) {
 		if (ret == -ENOMEM && !err[0])
 			snprintf(err, errlen, "out of memory");
-		plan_free(&p);
+		tgt_admin_plan_free(&p);
 		tgt_config_free(&next);
 		free(text);
 		return ret;
@@ -307,7 +299,7 @@ static int reload(struct tgt_admin *a, json_object *rsp, char *err, size_t errle
 	json_object_object_add(rsp, "removed", json_object_get(p.removed));
 	json_object_object_add(rsp, "changed", json_object_get(p.changed));
 	json_object_object_add(rsp, "restart_needed", restart);
-	plan_free(&p);
+	tgt_admin_plan_free(&p);
 	return 0;
 }
 

@@ -410,6 +410,50 @@ static int name_only(int argc, char **argv, int nargs, const char **args)
 	return -1;
 }
 
+/* set NAME KEY=VALUE...: the target checks the keys and values. */
+static int cmd_set(int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_OPTS, { NULL, 0, NULL, 0 } };
+	json_object *req, *rsp, *set;
+	const char *name;
+	int c, ret;
+
+	optind = 0;
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((ret = common_opt(c)) >= 0)
+			return ret;
+	if (argc - optind < 2)
+		return usage_err("%s", "give NAME and at least one KEY=VALUE");
+	name = argv[optind];
+	if ((ret = check_name("volume", name)))
+		return ret;
+	set = json_object_new_object();
+	for (int i = optind + 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq || eq == argv[i]) {
+			json_object_put(set);
+			return usage_err("'%s' is not KEY=VALUE", argv[i]);
+		}
+		*eq = '\0';
+		if (json_object_object_get_ex(set, argv[i], NULL)) {
+			json_object_put(set);
+			return usage_err("'%s' is given twice", argv[i]);
+		}
+		json_object_object_add(set, argv[i], json_object_new_string(eq + 1));
+		*eq = '=';
+	}
+	req = request("volume.set", name);
+	json_object_object_add(req, "set", set);
+	if (send_req(req, &rsp))
+		return 1;
+	if (!ctl_json)
+		printf("volume %s: %s\n", name, ctl_jbool(rsp, "changed") ?
+		       "set" : "already so (nothing changed)");
+	json_object_put(rsp);
+	return 0;
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	json_object *rsp, *vols;
@@ -649,6 +693,15 @@ static const struct vol_cmd vol_cmds[] = {
 	{ .name = "deny", .fn = cmd_deny, .usage = "deny NAME HOST | deny NAME --any",
 	  .help = "Removes HOST from the allow list, or --any closes an open volume (new\n"
 		  "logins; attached sessions stay).  An empty list admits no host." },
+	{ .name = "set", .fn = cmd_set, .usage = "set NAME KEY=VALUE [KEY=VALUE...]",
+	  .help = "Changes config keys of a running volume, all or nothing, and saves them:\n"
+		  "  read_only=yes|no, direct=yes|no   reopen the volume's store: refused\n"
+		  "                                    while sessions are attached\n"
+		  "  allow_any_host=yes|no, secret_file=/abs/path (or secret_file= to clear)\n"
+		  "                                    apply to new logins; sessions stay\n"
+		  "KEY= (empty) puts the key back to its default.  Other keys are refused\n"
+		  "with what to use instead (size: resize; allow_hosts: allow/deny; path,\n"
+		  "backend, rbd_*: they name the store)." },
 	{ .name = "secret", .fn = cmd_secret, .usage = "secret NAME --file F | --generate F | --clear",
 	  .help = "Sets the volume's shared secret (file F, mode 0600, 16..1024 bytes, read by\n"
 		  "the target) or clears it.  --generate F first writes a new secret to F: 32\n"
