@@ -7,7 +7,9 @@
 #   make SANITIZE=1 test same, with ASan + UBSan
 #   make fuzz            run each libFuzzer target FUZZ_SECONDS (60) s (docs/fuzzing.md)
 #   make bench           benchmarks; results to docs/benchmarks.md
-#   make install PREFIX=/usr/local DESTDIR=   (also SYSCONFDIR, SYSTEMDUNITDIR, TMPFILESDIR, DOCDIR)
+#   make install PREFIX=/usr/local DESTDIR=   (also SYSCONFDIR, SYSTEMDUNITDIR, TMPFILESDIR, DOCDIR,
+#                        MANDIR, BASHCOMPDIR); /etc/rblk/rblk-target.conf only when absent
+#   make man             man pages from docs/man/*.scd (scdoc) into build/man/
 #   make clean
 #   WERROR=0             do not turn warnings into errors
 
@@ -17,6 +19,8 @@ SYSCONFDIR     ?= /etc
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR    ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR         ?= $(PREFIX)/share/doc/rblk
+MANDIR         ?= $(PREFIX)/share/man
+BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 SANITIZE ?= 0
 # Sanitizer builds get their own tree so objects never mix.
 ifeq ($(SANITIZE),1)
@@ -98,15 +102,27 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all test soak bench install clean unit-tests FORCE
+# Man pages: written once in scdoc (docs/man/*.scd), built when scdoc is
+# there (tools/install-deps installs it); make install needs them.
+MAN_SRC  := $(sort $(wildcard docs/man/*.scd))
+MAN_OUT  := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(MAN_SRC))
+HAVE_SCDOC := $(shell command -v scdoc >/dev/null 2>&1 && echo 1)
+
+.PHONY: all man test soak bench install clean unit-tests FORCE
 # Keep every object: make would otherwise delete the test programs' objects
 # as intermediates, and print that after the test summary.
 .SECONDARY:
-all: $(BINS)
+all: $(BINS) $(if $(HAVE_SCDOC),$(MAN_OUT))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+man: $(MAN_OUT)
+$(BUILD)/man/%: docs/man/%.scd
+	@command -v scdoc >/dev/null || { echo "make man: scdoc not found (apt-get install scdoc, or tools/install-deps)"; exit 1; }
+	@mkdir -p $(dir $@)
+	scdoc <$< >$@
 
 $(BUILD)/version.txt: FORCE
 	@mkdir -p $(dir $@)
@@ -196,11 +212,22 @@ $(BUILD)/systemd/%: etc/systemd/%.in Makefile
 $(UNITS): FORCE
 FORCE:
 
-install: all $(UNITS)
+install: all man $(UNITS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rblk $(DESTDIR)$(SYSCONFDIR)/rblk \
-		$(DESTDIR)$(SYSCONFDIR)/rblk/attach $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(SYSCONFDIR)/rblk/attach $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 etc/rblk-target.conf $(DESTDIR)$(PREFIX)/share/rblk/rblk-target.conf.sample
+	@# The config systemd starts from, only where there is none: an
+	@# admin's file is never overwritten (make install twice, an upgrade).
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rblk/rblk-target.conf ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/rblk/rblk-target.conf"; \
+	else \
+		install -m 0644 etc/rblk-target.conf $(DESTDIR)$(SYSCONFDIR)/rblk/rblk-target.conf && \
+		echo "installed $(DESTDIR)$(SYSCONFDIR)/rblk/rblk-target.conf (the sample: edit it)"; \
+	fi
+	for m in $(MAN_OUT); do s=$${m##*.}; gzip -9n <$$m >$(DESTDIR)$(MANDIR)/man$$s/$${m##*/}.gz; done
+	install -m 0644 tools/completion/rblkctl.bash $(DESTDIR)$(BASHCOMPDIR)/rblkctl
 	install -m 0644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
 	install -m 0644 etc/tmpfiles.d/rblk.conf $(DESTDIR)$(TMPFILESDIR)/rblk.conf
 	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/

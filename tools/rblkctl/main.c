@@ -27,7 +27,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ .name = "recover", .fn = rblkctl_recover,
 	  .help = "start a new server for a device whose server died" },
 	{ .name = "volume", .fn = rblkctl_volume,
-	  .help = "target volumes: create, delete, resize, list, show, allow, deny, secret" },
+	  .help = "target volumes: create, delete, resize, list, show, allow, deny, secret, set" },
 	{ .name = "stats",  .fn = rblkctl_stats,
 	  .help = "target I/O counters per volume and session [--watch [SECS]]" },
 	{ .name = "discover", .fn = rblkctl_discover,
