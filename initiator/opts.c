@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "getopt_exact.h"
+#include "hostport.h"
 #include "log.h"
 #include "opts.h"
 #include "rblk_client.h"
@@ -88,42 +89,16 @@ static int parse_tmo(const char *s, long lo, int *ms, int *sec)
 	return 0;
 }
 
-/* HOST, HOST:PORT, [V6], [V6]:PORT */
+/* --target: the port, when given, is kept as text for the client. */
 static int split_target(const char *arg, struct ini_opts *o)
 {
-	static char port[16];
-	const char *colon;
-	size_t hl;
+	unsigned p;
 
-	if (arg[0] == '[') {
-		const char *end = strchr(arg, ']');
-
-		if (!end || end == arg + 1)
-			return -EINVAL;
-		hl = end - arg - 1;
-		memcpy(o->host, arg + 1, hl < sizeof(o->host) ? hl : 0);
-		colon = end[1] == ':' ? end + 1 : NULL;
-		if (end[1] && !colon)
-			return -EINVAL;
-	} else {
-		colon = strrchr(arg, ':');
-		if (colon && strchr(arg, ':') != colon)
-			colon = NULL;	/* bare IPv6 address, no port */
-		hl = colon ? (size_t)(colon - arg) : strlen(arg);
-		if (!hl)
-			return -EINVAL;
-		memcpy(o->host, arg, hl < sizeof(o->host) ? hl : 0);
-	}
-	if (hl >= sizeof(o->host))
+	if (rblk_split_hostport(arg, o->host, sizeof(o->host), &p))
 		return -EINVAL;
-	o->host[hl] = 0;
-	if (colon) {
-		unsigned p;
-
-		if (parse_uint(colon + 1, 1, 65535, &p))
-			return -EINVAL;
-		snprintf(port, sizeof(port), "%u", p);
-		o->port = port;
+	if (p) {
+		snprintf(o->port_buf, sizeof(o->port_buf), "%u", p);
+		o->port = o->port_buf;
 	}
 	return 0;
 }

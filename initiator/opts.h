@@ -15,7 +15,8 @@
 
 struct ini_opts {
 	char host[256];
-	const char *port;
+	const char *port;		/* NULL: the transport's default */
+	char port_buf[12];		/* where port points when --target named one */
 	const char *volume;
 	const char *transport;
 	const char *hostname;

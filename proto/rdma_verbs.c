@@ -166,36 +166,6 @@ int rblk_rdma_wait_event(struct rdma_event_channel *ch,
 	return event_error((*evp)->event);
 }
 
-int rblk_rdma_split_hostport(char *buf, const char **host, const char **port)
-{
-	char *colon;
-
-	*port = NULL;
-	if (buf[0] == '[') {
-		char *end = strchr(buf, ']');
-
-		if (!end)
-			return -EINVAL;
-		*end = '\0';
-		*host = buf + 1;
-		if (end[1] == ':')
-			*port = end + 2;
-		else if (end[1])
-			return -EINVAL;
-	} else {
-		colon = strrchr(buf, ':');
-		/* More than one colon without brackets: a bare IPv6 address. */
-		if (colon && strchr(buf, ':') == colon) {
-			*colon = '\0';
-			*port = colon + 1;
-		}
-		*host = buf;
-	}
-	if (*port && !**port)
-		return -EINVAL;
-	return 0;
-}
-
 static int lookup(const char *host, const char *port, unsigned default_port,
 		  int passive, struct addrinfo **res)
 {

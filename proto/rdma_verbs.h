@@ -90,9 +90,6 @@ int rblk_rdma_resolve(struct rdma_cm_id *id, const char *host,
 int rblk_rdma_listen(struct rdma_cm_id *id, const char *host,
 		     const char *port, unsigned default_port, int backlog);
 
-/* Splits "host:port" / "[v6]:port" / "host" into its parts (host and port
- * point into buf, which is overwritten).  Returns 0 or -EINVAL. */
-int rblk_rdma_split_hostport(char *buf, const char **host, const char **port);
 
 /* ---- verbs resources --------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 
 #include "acl_entry.h"
 #include "backend.h"
+#include "hostport.h"
 #include "log.h"
 #include "size.h"
 
@@ -72,39 +73,6 @@ struct tgt_volume_cfg *tgt_config_find_volume(const struct tgt_config *cfg,
 		if (!strcmp(cfg->vols[i].name, name))
 			return &cfg->vols[i];
 	return NULL;
-}
-
-int tgt_split_hostport(const char *s, char *host, size_t hostlen,
-		       unsigned *port)
-{
-	const char *colon, *hs = s, *he;
-	unsigned long p;
-	char *end;
-
-	if (*s == '[') {
-		he = strchr(s, ']');
-		if (!he || he[1] != ':')
-			return -EINVAL;
-		hs = s + 1;
-		colon = he + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || memchr(s, ':', colon - s))
-			return -EINVAL;	/* bare IPv6 needs brackets */
-		he = colon;
-	}
-	if (he == hs || (size_t)(he - hs) >= hostlen)
-		return -EINVAL;
-	if (!isdigit((unsigned char)colon[1]))
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || p == 0 || p > 65535)
-		return -EINVAL;
-	memcpy(host, hs, he - hs);
-	host[he - hs] = '\0';
-	*port = p;
-	return 0;
 }
 
 /* ---- parser ---------------------------------------------------------- */
@@ -207,7 +175,7 @@ static int parse_listen_tcp(struct parser *p, char *v)
 		tok = trim(tok);
 		if (!*tok)
 			continue;
-		if (tgt_split_hostport(tok, host, sizeof(host), &port))
+		if (rblk_split_hostport(tok, host, sizeof(host), &port) || !port)
 			return perr(p, "field 'listen_tcp': '%s' is not host:port (IPv6 as [addr]:port)", tok);
 		for (unsigned i = 0; i < cfg->n_listen_tcp; i++)
 			if (!strcmp(cfg->listen_tcp[i], tok))

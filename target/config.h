@@ -107,11 +107,5 @@ char *tgt_config_format(const struct tgt_config *cfg);
 struct tgt_volume_cfg *tgt_config_find_volume(const struct tgt_config *cfg,
 					      const char *name);
 
-/*
- * Splits "host:port" or "[v6]:port" into host (without brackets) and
- * port.  Returns 0 or -EINVAL.
- */
-int tgt_split_hostport(const char *s, char *host, size_t hostlen,
-		       unsigned *port);
 
 #endif /* RBLK_TARGET_CONFIG_H */

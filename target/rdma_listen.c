@@ -9,6 +9,7 @@
  * shared with the connections (refcounted).
  */
 #include "clock.h"
+#include "hostport.h"
 #include "transport.h"
 
 #include <arpa/inet.h>
@@ -353,19 +354,15 @@ int tgt_rdma_listen(struct tgt_server *srv, const char *addr,
 			struct tgt_listener **lp)
 {
 	struct tgt_listener *l;
-	const char *host, *port;
-	char buf[160];
+	char host[160], port[12];
+	unsigned p;
 	int ret;
 
-	if (strlen(addr) >= sizeof(buf)) {
-		rblk_err("listen_rdma = %s: address too long", addr);
-		return -EINVAL;
-	}
-	strcpy(buf, addr);
-	if (rblk_rdma_split_hostport(buf, &host, &port)) {
+	if (rblk_split_hostport(addr, host, sizeof(host), &p)) {
 		rblk_err("listen_rdma = %s: expected host:port", addr);
 		return -EINVAL;
 	}
+	snprintf(port, sizeof(port), "%u", p ? p : RBLK_DEFAULT_RDMA_PORT);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;

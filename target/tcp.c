@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "hostport.h"
 #include "log.h"
 #include "server.h"
 #include "transport.h"
@@ -113,11 +114,11 @@ static int tcp_listen(struct tgt_server *srv, const char *addr,
 	};
 	struct addrinfo *res = NULL;
 	struct tgt_listener *l;
-	char host[256], port[8];
+	char host[256], port[12];
 	unsigned p;
 	int one = 1, ret;
 
-	if (tgt_split_hostport(addr, host, sizeof(host), &p)) {
+	if (rblk_split_hostport(addr, host, sizeof(host), &p) || !p) {
 		rblk_err("listen_tcp %s: not host:port", addr);
 		return -EINVAL;
 	}

@@ -266,25 +266,6 @@ static void test_round_trip(void **state)
 	tgt_config_free(&b);
 }
 
-static void test_split_hostport(void **state)
-{
-	char h[64];
-	unsigned port;
-
-	assert_int_equal(tgt_split_hostport("1.2.3.4:80", h, sizeof(h), &port), 0);
-	assert_string_equal(h, "1.2.3.4");
-	assert_int_equal(port, 80);
-	assert_int_equal(tgt_split_hostport("[fe80::1]:4420", h, sizeof(h), &port), 0);
-	assert_string_equal(h, "fe80::1");
-	assert_int_equal(port, 4420);
-	assert_int_equal(tgt_split_hostport("localhost:1", h, sizeof(h), &port), 0);
-	assert_int_equal(tgt_split_hostport("h:", h, sizeof(h), &port), -EINVAL);
-	assert_int_equal(tgt_split_hostport("h:1x", h, sizeof(h), &port), -EINVAL);
-	assert_int_equal(tgt_split_hostport("[]:1", h, sizeof(h), &port), -EINVAL);
-	assert_int_equal(tgt_split_hostport("h:-1", h, sizeof(h), &port), -EINVAL);
-	assert_int_equal(tgt_split_hostport("0123456789:1", h, 8, &port), -EINVAL);
-}
-
 static void test_load(void **state)
 {
 	char path[] = "/tmp/rblk-cfg-XXXXXX", err[256];
@@ -312,7 +293,6 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_split_hostport),
 		cmocka_unit_test(test_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

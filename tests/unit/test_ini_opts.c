@@ -36,6 +36,35 @@ static int parse(struct ini_opts *o, const char *a1, const char *a2)
 	return ini_opts_parse(argc, argv, o);
 }
 
+/* --target: host and port as the client library wants them. */
+static void target_forms(void **state)
+{
+	struct ini_opts o;
+	char *argv[] = { "rblk-initiator", "--target", NULL, "--volume", "v", NULL };
+	static const struct { const char *arg, *host, *port; } ok[] = {
+		{ "10.0.0.5", "10.0.0.5", NULL },
+		{ "10.0.0.5:4421", "10.0.0.5", "4421" },
+		{ "[fe80::1]:99", "fe80::1", "99" },
+		{ "fe80::1", "fe80::1", NULL },
+	};
+
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		defaults(&o);
+		argv[2] = (char *)ok[i].arg;
+		optind = 0;
+		assert_int_equal(ini_opts_parse(5, argv, &o), 0);
+		assert_string_equal(o.host, ok[i].host);
+		if (ok[i].port)
+			assert_string_equal(o.port, ok[i].port);
+		else
+			assert_null(o.port);
+	}
+	defaults(&o);
+	argv[2] = "h:0";
+	optind = 0;
+	assert_int_not_equal(ini_opts_parse(5, argv, &o), 0);
+}
+
 static void poll_modes(void **state)
 {
 	static const struct { const char *name; enum rblk_poll_mode m; } ok[] = {
@@ -108,6 +137,7 @@ static void poll_message(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(target_forms),
 		cmocka_unit_test(poll_modes),
 		cmocka_unit_test(poll_bad),
 		cmocka_unit_test(poll_message),

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * RDMA CM private data (rblk_encode/decode_rdma_cm) and the host:port
- * splitter of proto/rdma_verbs.c: what a hostile peer can put in a connect
- * request must be refused with the right status.
+ * RDMA CM private data (rblk_encode/decode_rdma_cm) and the verbs error
+ * conversion: what a hostile peer can put in a connect request must be
+ * refused with the right status.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,39 +86,6 @@ static void hostile(void **state)
 	assert_int_equal(rblk_decode_rdma_cm(buf, 20, &out), RBLK_S_INVALID_FIELD);
 }
 
-static void hostport(void **state)
-{
-	const char *h, *p;
-	char b[64];
-
-	strcpy(b, "10.0.0.1:4421");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), 0);
-	assert_string_equal(h, "10.0.0.1");
-	assert_string_equal(p, "4421");
-
-	strcpy(b, "10.0.0.1");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), 0);
-	assert_string_equal(h, "10.0.0.1");
-	assert_null(p);
-
-	strcpy(b, "[fe80::1]:99");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), 0);
-	assert_string_equal(h, "fe80::1");
-	assert_string_equal(p, "99");
-
-	strcpy(b, "fe80::1");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), 0);
-	assert_string_equal(h, "fe80::1");
-	assert_null(p);
-
-	strcpy(b, "host:");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), -EINVAL);
-	strcpy(b, "[::1");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), -EINVAL);
-	strcpy(b, "[::1]x");
-	assert_int_equal(rblk_rdma_split_hostport(b, &h, &p), -EINVAL);
-}
-
 static void err_conversion(void **state)
 {
 	assert_int_equal(rblk_ibv_err(0), 0);
@@ -138,7 +105,6 @@ int main(void)
 		cmocka_unit_test(roundtrip),
 		cmocka_unit_test(reject_roundtrip),
 		cmocka_unit_test(hostile),
-		cmocka_unit_test(hostport),
 		cmocka_unit_test(err_conversion),
 	};
 

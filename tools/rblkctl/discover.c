@@ -16,6 +16,7 @@
 
 #include "ctl.h"
 #include "getopt_exact.h"
+#include "hostport.h"
 #include "rblk_client.h"
 #include "size.h"
 
@@ -32,34 +33,6 @@ static void usage(FILE *f)
 "                as for attach and the fio engine's hostname=\n"
 "  --volume NAME, --secret-file F  authenticate to volume NAME first (mutual)\n"
 "  --json        {\"ok\": true, \"volumes\": [...]} instead of the table\n");
-}
-
-/* "a:p", "[v6]:p", "a", "v6" -> host and port (port NULL when absent). */
-static int split_target(char *s, const char **host, const char **port)
-{
-	char *c;
-
-	*port = NULL;
-	if (s[0] == '[') {
-		c = strchr(s, ']');
-		if (!c || (c[1] && c[1] != ':'))
-			return -EINVAL;
-		*c = '\0';
-		*host = s + 1;
-		if (c[1] == ':')
-			*port = c + 2;
-	} else {
-		c = strrchr(s, ':');
-		/* More than one ':' without brackets: a bare IPv6 address. */
-		if (c && !memchr(s, ':', c - s)) {
-			*c = '\0';
-			*port = c + 1;
-		}
-		*host = s;
-	}
-	if (!**host || (*port && (!**port || strspn(*port, "0123456789") != strlen(*port))))
-		return -EINVAL;
-	return 0;
 }
 
 int rblkctl_discover(int argc, char **argv)
@@ -80,7 +53,8 @@ int rblkctl_discover(int argc, char **argv)
 	};
 	struct rblk_client_opts o = { .transport = "tcp" };
 	struct rblk_discover_entry *ents;
-	char *target = NULL, err[256] = "", fl[64];
+	char *target = NULL, err[256] = "", fl[64], host[256], port_s[12];
+	unsigned port;
 	int c, n;
 
 	optind = 0;
@@ -122,9 +96,14 @@ int rblkctl_discover(int argc, char **argv)
 		fprintf(stderr, "rblkctl discover: --volume and --secret-file go together\n");
 		return 2;
 	}
-	if (split_target(target, &o.host, &o.port)) {
+	if (rblk_split_hostport(target, host, sizeof(host), &port)) {
 		fprintf(stderr, "rblkctl discover: --target: want ADDR, ADDR:PORT or [IPv6]:PORT\n");
 		return 2;
+	}
+	o.host = host;
+	if (port) {
+		snprintf(port_s, sizeof(port_s), "%u", port);
+		o.port = port_s;
 	}
 	ents = calloc(RBLK_DISCOVER_MAX, sizeof(*ents));
 	if (!ents)
