@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "getopt_exact.h"
+#include "helpers.h"
 #include "hostport.h"
 #include "log.h"
 #include "opts.h"
@@ -58,19 +59,6 @@ void ini_opts_usage(FILE *f)
 "  -h, --help\n"
 "  --version\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS, RBLK_POLL_US_DEFAULT,
 	RBLK_POLL_US_MAX);
-}
-
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = (unsigned)v;
-	return 0;
 }
 
 /* A timeout in seconds, lo (-1 or 1) .. one year, as an rblk_client_opts
@@ -154,13 +142,13 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 			o->transport = optarg;
 			break;
 		case 'q':
-			if (parse_uint(optarg, 1, INI_MAX_QUEUES, &o->queues)) {
+			if (rblk_parse_uint(optarg, 1, INI_MAX_QUEUES, &o->queues)) {
 				fprintf(stderr, "rblk-initiator: --queues is 1..%d\n", INI_MAX_QUEUES);
 				return -EINVAL;
 			}
 			break;
 		case 'd':
-			if (parse_uint(optarg, 1, RBLK_MAX_QUEUE_DEPTH, &o->depth)) {
+			if (rblk_parse_uint(optarg, 1, RBLK_MAX_QUEUE_DEPTH, &o->depth)) {
 				fprintf(stderr, "rblk-initiator: --depth is 1..%d\n", RBLK_MAX_QUEUE_DEPTH);
 				return -EINVAL;
 			}
@@ -168,21 +156,21 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 		case 'H': o->hostname = optarg; break;
 		case 's': o->secret_file = optarg; break;
 		case 'i':
-			if (parse_uint(optarg, 0, 1u << 20, &v)) {
+			if (rblk_parse_uint(optarg, 0, 1u << 20, &v)) {
 				fprintf(stderr, "rblk-initiator: bad --dev-id\n");
 				return -EINVAL;
 			}
 			o->dev_id = (int)v;
 			break;
 		case 'g':
-			if (parse_uint(optarg, 0, 3600000, &v)) {
+			if (rblk_parse_uint(optarg, 0, 3600000, &v)) {
 				fprintf(stderr, "rblk-initiator: bad --grace-ms\n");
 				return -EINVAL;
 			}
 			o->grace_ms = (int)v;
 			break;
 		case 'r':
-			if (parse_uint(optarg, 0, INT_MAX, &v) || fcntl((int)v, F_GETFD) < 0) {
+			if (rblk_parse_uint(optarg, 0, INT_MAX, &v) || fcntl((int)v, F_GETFD) < 0) {
 				fprintf(stderr, "rblk-initiator: bad --ready-fd\n");
 				return -EINVAL;
 			}
@@ -222,21 +210,21 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 			o->recovery = optarg;
 			break;
 		case 'Y':
-			if (parse_uint(optarg, 0, 1u << 20, &v)) {
+			if (rblk_parse_uint(optarg, 0, 1u << 20, &v)) {
 				fprintf(stderr, "rblk-initiator: bad --recover\n");
 				return -EINVAL;
 			}
 			o->recover_dev = (int)v;
 			break;
 		case 'S':
-			if (parse_uint(optarg, 1, INT_MAX, &v)) {
+			if (rblk_parse_uint(optarg, 1, INT_MAX, &v)) {
 				fprintf(stderr, "rblk-initiator: bad --supervisor\n");
 				return -EINVAL;
 			}
 			o->supervisor = (pid_t)v;
 			break;
 		case 'C':
-			if (parse_uint(optarg, 0, 1u << 20, &v)) {
+			if (rblk_parse_uint(optarg, 0, 1u << 20, &v)) {
 				fprintf(stderr, "rblk-initiator: bad --cleanup-dev\n");
 				return -EINVAL;
 			}
@@ -250,7 +238,7 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 			}
 			break;
 		case 'U':
-			if (parse_uint(optarg, 0, RBLK_POLL_US_MAX, &o->poll_us)) {
+			if (rblk_parse_uint(optarg, 0, RBLK_POLL_US_MAX, &o->poll_us)) {
 				fprintf(stderr, "rblk-initiator: --poll-us is 0..%u (microseconds), not '%s'\n",
 					RBLK_POLL_US_MAX, optarg);
 				return -EINVAL;

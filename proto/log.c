@@ -51,17 +51,30 @@ void rblk_log_init(const char *progname)
 	to_journal = stderr_is_journal();
 }
 
+/* How levels are spelled in options and the config. */
+static const char *const level_keys[] = { "err", "warn", "info", "debug" };
+
+int rblk_log_level_parse(const char *name)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, level_keys[i]))
+			return i;
+	return -EINVAL;
+}
+
+const char *rblk_log_level_name(int level)
+{
+	return level >= 0 && level < 4 ? level_keys[level] : "?";
+}
+
 int rblk_log_set_level(const char *name)
 {
-	static const char *const names[] = { "err", "warn", "info", "debug" };
+	int level = rblk_log_level_parse(name);
 
-	for (int i = 0; i < 4; i++) {
-		if (!strcmp(name, names[i])) {
-			rblk_log_level = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (level < 0)
+		return level;
+	rblk_log_level = level;
+	return 0;
 }
 
 void rblk_vlog(int level, const char *fmt, va_list ap)

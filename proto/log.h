@@ -33,6 +33,10 @@ extern unsigned rblk_debug_mask;
  * stderr is the journal (JOURNAL_STREAM): then lines carry "<N>" instead
  * of a time, pid and name. */
 void rblk_log_init(const char *progname);
+/* "err|warn|info|debug" to RBLK_LOG_*, or -EINVAL; and back ("?" for
+ * another number).  The one spelling, for options and the config. */
+int rblk_log_level_parse(const char *name);
+const char *rblk_log_level_name(int level);
 /* Parses "err|warn|info|debug"; returns 0 or -EINVAL. */
 int rblk_log_set_level(const char *name);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "poll_mode.h"
+#include "helpers.h"
 
 static const char *const names[] = {
 	[RBLK_POLL_EVENT] = "event",
@@ -13,7 +14,7 @@ static const char *const names[] = {
 
 int rblk_poll_mode_parse(const char *s, enum rblk_poll_mode *out)
 {
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
 		if (!strcmp(s, names[i])) {
 			*out = (enum rblk_poll_mode)i;
 			return 0;
@@ -24,5 +25,5 @@ int rblk_poll_mode_parse(const char *s, enum rblk_poll_mode *out)
 
 const char *rblk_poll_mode_str(enum rblk_poll_mode m)
 {
-	return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
+	return (unsigned)m < ARRAY_SIZE(names) ? names[m] : "?";
 }

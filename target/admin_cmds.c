@@ -26,6 +26,7 @@
 #include "auth.h"
 #include "backend.h"
 #include "be_stats.h"
+#include "helpers.h"
 #include "limit_counts.h"
 #include "log.h"
 #include "size.h"
@@ -1101,7 +1102,7 @@ static const struct tgt_admin_cmd cmds[] = {
 
 const struct tgt_admin_cmd *tgt_admin_cmd_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(cmds[i].name, name))
 			return &cmds[i];
 	return NULL;

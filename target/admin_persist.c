@@ -19,22 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "log.h"
-
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		s += n;
-		len -= n;
-	}
-	return 0;
-}
 
 int tgt_admin_save_config(const char *path, const struct tgt_config *cfg,
 			  char *err, size_t errlen)
@@ -80,7 +66,7 @@ int tgt_admin_save_config(const char *path, const struct tgt_config *cfg,
 		goto out_free_text;
 	}
 	if (fchmod(fd, mode) < 0 ||
-	    (ret = write_all(fd, text, strlen(text))) ||
+	    (ret = rblk_write_all(fd, text, strlen(text))) ||
 	    fsync(fd) < 0) {
 		ret = ret ? ret : -errno;
 		snprintf(err, errlen, "writing %s: %s", tmp, strerror(-ret));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "helpers.h"
 #include "log.h"
 
 static int opt_str(json_object *req, const char *key, const char **out,
@@ -89,7 +90,7 @@ int tgt_admin_rbd_prepare(const struct tgt_config *cfg, json_object *req,
 	}
 	snprintf(vc->backend, sizeof(vc->backend), "rbd");
 	ret = tgt_rbd_cfg_set_spec(&vc->rbd, spec, why, sizeof(why));
-	for (unsigned i = 0; !ret && i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (unsigned i = 0; !ret && i < ARRAY_SIZE(keys); i++) {
 		if ((ret = opt_str(req, keys[i], &val, err, errlen)))
 			return ret;
 		if (val)

@@ -32,6 +32,7 @@
 #include <openssl/evp.h>
 
 #include "acl.h"
+#include "helpers.h"
 #include "log.h"
 
 static void digest(const char *text, uint8_t out[ADMIN_DIGEST_LEN])
@@ -121,7 +122,7 @@ static void target_changes(const struct tgt_config *o, const struct tgt_config *
 		tcp = strcmp(o->listen_tcp[i], n->listen_tcp[i]);
 	if (tcp)
 		json_object_array_add(arr, json_object_new_string("listen_tcp"));
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].differs)
 			json_object_array_add(arr, json_object_new_string(keys[i].key));
 }

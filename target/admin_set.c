@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "helpers.h"
 #include "log.h"
 
 static const char *const live_keys[] = {
@@ -45,7 +46,7 @@ static const char *not_live(const char *key)
 
 static bool is_live(const char *key)
 {
-	for (size_t i = 0; i < sizeof(live_keys) / sizeof(live_keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(live_keys); i++)
 		if (!strcmp(key, live_keys[i]))
 			return true;
 	return false;

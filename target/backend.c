@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "be_stats.h"
+#include "helpers.h"
 #include "log.h"
 
 static const struct tgt_backend_ops *const registry[] = {
@@ -30,12 +31,12 @@ static const struct tgt_backend_ops *const registry[] = {
 	&tgt_backend_rbd,
 #endif
 };
-_Static_assert(sizeof(registry) / sizeof(registry[0]) <= TGT_BACKEND_MAX,
+_Static_assert(ARRAY_SIZE(registry) <= TGT_BACKEND_MAX,
 	       "raise TGT_BACKEND_MAX");
 
 const struct tgt_backend_ops *tgt_backend_find(const char *name)
 {
-	for (unsigned i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
+	for (unsigned i = 0; i < ARRAY_SIZE(registry); i++)
 		if (!strcmp(registry[i]->name, name))
 			return registry[i];
 	return NULL;
@@ -43,12 +44,12 @@ const struct tgt_backend_ops *tgt_backend_find(const char *name)
 
 const struct tgt_backend_ops *tgt_backend_at(unsigned i)
 {
-	return i < sizeof(registry) / sizeof(registry[0]) ? registry[i] : NULL;
+	return i < ARRAY_SIZE(registry) ? registry[i] : NULL;
 }
 
 int tgt_backend_index(const struct tgt_backend_ops *be)
 {
-	for (unsigned i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
+	for (unsigned i = 0; i < ARRAY_SIZE(registry); i++)
 		if (registry[i] == be)
 			return i;
 	return -ENOENT;

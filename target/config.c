@@ -20,6 +20,7 @@
 
 #include "acl_entry.h"
 #include "backend.h"
+#include "helpers.h"
 #include "hostport.h"
 #include "log.h"
 #include "size.h"
@@ -27,7 +28,6 @@
 #define CFG_MAX_TEXT	(1u << 20)	/* a config is small; refuse megabytes */
 #define CFG_MAX_VOLUMES	4096
 
-static const char *const level_names[] = { "err", "warn", "info", "debug" };
 
 void tgt_config_init(struct tgt_config *cfg)
 {
@@ -146,21 +146,6 @@ static int parse_bool(const char *v, bool *out)
 		}
 	}
 	return -EINVAL;
-}
-
-static int parse_uint(const char *v, unsigned max, unsigned *out)
-{
-	unsigned long n;
-	char *end;
-
-	if (!isdigit((unsigned char)*v))
-		return -EINVAL;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || n > max)
-		return -EINVAL;
-	*out = n;
-	return 0;
 }
 
 static int parse_listen_tcp(struct parser *p, char *v)
@@ -294,7 +279,7 @@ static int uint_key(struct parser *p, int k, const char *v, unsigned min,
 {
 	unsigned u;
 
-	if (parse_uint(v, max, &u) || u < min)
+	if (rblk_parse_uint(v, 0, max, &u) || u < min)
 		return perr(p, "field '%s': '%s' is not a number %u..%u%s",
 			    target_keys[k], v, min, max, note);
 	*out = u;
@@ -317,27 +302,27 @@ static int target_key(struct parser *p, int k, char *v)
 		}
 		return 0;
 	case K_REACTORS:
-		if (parse_uint(v, TGT_CFG_MAX_REACTORS, &u))
+		if (rblk_parse_uint(v, 0, TGT_CFG_MAX_REACTORS, &u))
 			return perr(p, "field 'reactors': '%s' is not a number 0..%d (0 = one per core)",
 				    v, TGT_CFG_MAX_REACTORS);
 		cfg->reactors = u;
 		return 0;
-	case K_LOG_LEVEL:
-		for (int i = 0; i < 4; i++) {
-			if (!strcmp(v, level_names[i])) {
-				cfg->log_level = i;
-				return 0;
-			}
-		}
-		return perr(p, "field 'log_level': '%s' is not err|warn|info|debug", v);
+	case K_LOG_LEVEL: {
+		int level = rblk_log_level_parse(v);
+
+		if (level < 0)
+			return perr(p, "field 'log_level': '%s' is not err|warn|info|debug", v);
+		cfg->log_level = level;
+		return 0;
+	}
 	case K_MAX_QD:
-		if (parse_uint(v, RBLK_MAX_QUEUE_DEPTH, &u) || u == 0)
+		if (rblk_parse_uint(v, 0, RBLK_MAX_QUEUE_DEPTH, &u) || u == 0)
 			return perr(p, "field 'max_queue_depth': '%s' is not a number 1..%d",
 				    v, RBLK_MAX_QUEUE_DEPTH);
 		cfg->max_queue_depth = u;
 		return 0;
 	case K_BUFFER_MB:
-		if (parse_uint(v, 65536, &u) || u < 4)
+		if (rblk_parse_uint(v, 0, 65536, &u) || u < 4)
 			return perr(p, "field 'reactor_buffer_mb': '%s' is not a number 4..65536", v);
 		cfg->buffer_mb = u;
 		return 0;
@@ -347,7 +332,7 @@ static int target_key(struct parser *p, int k, char *v)
 	case K_VOLUME_DIR:
 		return parse_abs_path(p, "volume_dir", v, PATH_MAX - 80, &cfg->volume_dir);
 	case K_LOGIN_TIMEOUT:
-		if (parse_uint(v, 3600, &u))
+		if (rblk_parse_uint(v, 0, 3600, &u))
 			return perr(p, "field 'login_timeout': '%s' is not a number of seconds 0..3600 (0 = none)", v);
 		cfg->login_timeout = u;
 		return 0;
@@ -547,7 +532,7 @@ static int assignment(struct parser *p, char *s)
 	if (!*k)
 		return perr(p, "missing key before '='");
 	if (p->in_target) {
-		idx = key_index(target_keys, sizeof(target_keys) / sizeof(target_keys[0]), k);
+		idx = key_index(target_keys, ARRAY_SIZE(target_keys), k);
 		if (idx < 0)
 			return perr(p, "section [target]: unknown field '%s'", k);
 	} else if (p->vol && tgt_rbd_cfg_is_key(k)) {
@@ -558,7 +543,7 @@ static int assignment(struct parser *p, char *s)
 			return perr(p, "volume '%s': %s", p->vol->name, why);
 		return ret;
 	} else if (p->vol) {
-		idx = key_index(volume_keys, sizeof(volume_keys) / sizeof(volume_keys[0]), k);
+		idx = key_index(volume_keys, ARRAY_SIZE(volume_keys), k);
 		if (idx < 0)
 			return perr(p, "volume '%s': unknown field '%s'", p->vol->name, k);
 	} else {
@@ -750,7 +735,7 @@ char *tgt_config_format(const struct tgt_config *cfg)
 	sb_printf(&b, "\nlisten_rdma = %s\n", cfg->listen_rdma ? cfg->listen_rdma : "");
 	sb_printf(&b, "reactors = %u\n", cfg->reactors);
 	if (cfg->log_level >= 0 && cfg->log_level < 4)
-		sb_printf(&b, "log_level = %s\n", level_names[cfg->log_level]);
+		sb_printf(&b, "log_level = %s\n", rblk_log_level_name(cfg->log_level));
 	if (cfg->max_queue_depth != RBLK_MAX_QUEUE_DEPTH)
 		sb_printf(&b, "max_queue_depth = %u\n", cfg->max_queue_depth);
 	if (cfg->buffer_mb != TGT_CFG_DEFAULT_BUFFER_MB)

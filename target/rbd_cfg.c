@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The rbd keys of a [volume] section: parse, check, print (rbd_cfg.h). */
 #include "rbd_cfg.h"
+#include "helpers.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -190,7 +191,7 @@ int tgt_rbd_cfg_copy(struct tgt_rbd_cfg *dst, const struct tgt_rbd_cfg *src)
 	char *const s[] = { src->pool, src->image, src->conf, src->client_id, src->keyring };
 
 	memset(dst, 0, sizeof(*dst));
-	for (unsigned i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(d); i++) {
 		if (s[i] && !(*d[i] = strdup(s[i]))) {
 			tgt_rbd_cfg_free(dst);
 			return -ENOMEM;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "log.h"
 
 struct tgt_rbd_cluster {
@@ -88,7 +89,7 @@ static int cluster_connect(struct tgt_rbd_cluster *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "ceph keyring %s: %s", cl->keyring, strerror(-ret));
 		goto out_shutdown;
 	}
-	for (unsigned i = 0; i < sizeof(forced_conf) / sizeof(forced_conf[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(forced_conf); i++) {
 		ret = rados_conf_set(cl->rados, forced_conf[i][0], forced_conf[i][1]);
 		if (ret < 0) {
 			snprintf(err, errlen, "ceph option %s = %s refused: %s",

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "helpers.h"
 #include "hostport.h"
 #include "log.h"
 #include "server.h"
@@ -225,16 +226,10 @@ static void adopt(struct tgt_reactor *r, struct tgt_work *w)
  */
 static void set_sockopts(int fd)
 {
-	int one = 1, idle = 30, intvl = 10, cnt = 3;
-	unsigned user_timeout_ms = 60000;
+	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
-		   sizeof(user_timeout_ms));
+	rblk_tcp_dead_peer_timers(fd, 30, 10, 3, 60000);
 }
 
 /* Resource errors go back to the main loop, which pauses this listener

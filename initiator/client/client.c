@@ -11,6 +11,7 @@
 #include "rblk_client.h"
 #include "auth.h"
 #include "client_queue.h"
+#include "helpers.h"
 #include "log.h"
 
 #include <errno.h>
@@ -49,7 +50,7 @@ static const struct rblk_client_transport_ops *find_transport(const char *name)
 {
 	if (!name || !*name)
 		name = "tcp";
-	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(transports); i++)
 		if (!strcmp(transports[i]->name, name))
 			return transports[i];
 	return NULL;
@@ -341,7 +342,7 @@ static void free_queue(struct rblk_queue *q)
 	free(q->free_tags);
 	free(q->done);
 	free(q->ubufs);
-	for (unsigned i = 0; i < sizeof(q->strs) / sizeof(q->strs[0]); i++)
+	for (unsigned i = 0; i < ARRAY_SIZE(q->strs); i++)
 		free(q->strs[i]);
 	free(q);
 }
@@ -442,11 +443,11 @@ static int copy_opts(struct rblk_queue *q, const struct rblk_client_opts *o)
 	const char **dst[] = { &q->opts.host, &q->opts.port, &q->opts.volume,
 			       &q->opts.hostname, &q->opts.transport,
 			       &q->opts.secret_file, &q->opts.source_addr };
-	_Static_assert(sizeof(src) / sizeof(src[0]) == sizeof(q->strs) / sizeof(q->strs[0]),
+	_Static_assert(ARRAY_SIZE(src) == ARRAY_SIZE(q->strs),
 		       "one copy per string option");
 
 	q->opts = *o;
-	for (unsigned i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(src); i++) {
 		if (!src[i])
 			continue;
 		q->strs[i] = strdup(src[i]);

@@ -21,6 +21,7 @@
  */
 #include "clock.h"
 #include "client_transport.h"
+#include "helpers.h"
 #include "log.h"
 #include "rdma_verbs.h"
 
@@ -982,7 +983,7 @@ static void rdma_close(struct rblk_client_conn *c)
 
 const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.name = "rdma",
-	.default_port = "4421",
+	.default_port = RBLK_XSTR(RBLK_DEFAULT_RDMA_PORT),
 	.connect = rdma_connect_,
 	.send_msg = rdma_send_msg,
 	.recv_msg = rdma_recv_msg,

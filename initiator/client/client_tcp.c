@@ -26,6 +26,7 @@
  */
 #include "clock.h"
 #include "client_transport.h"
+#include "helpers.h"
 #include "log.h"
 
 #include <errno.h>
@@ -92,15 +93,7 @@ static int wait_fd(int fd, short events, int timeout_ms,
 
 static void set_dead_peer_timers(int fd)
 {
-	int on = 1, idle = KEEP_IDLE, intvl = KEEP_INTVL, cnt = KEEP_CNT;
-	unsigned user_timeout = SEND_STALL_MS;
-
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout,
-		   sizeof(user_timeout));
+	rblk_tcp_dead_peer_timers(fd, KEEP_IDLE, KEEP_INTVL, KEEP_CNT, SEND_STALL_MS);
 }
 
 /* Binds fd to the numeric address src (port 0) of the socket's family. */
@@ -587,7 +580,7 @@ static int tcp_get_fd(struct rblk_client_conn *c)
 
 const struct rblk_client_transport_ops rblk_client_tcp_ops = {
 	.name = "tcp",
-	.default_port = "4420",
+	.default_port = RBLK_XSTR(RBLK_DEFAULT_TCP_PORT),
 	.connect = tcp_connect,
 	.send_msg = tcp_send_msg,
 	.recv_msg = tcp_recv_msg,

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "rblk_proto.h"
 
 struct fz_params {
@@ -58,7 +59,7 @@ static void fuzz_hdr(const uint8_t *b, size_t n)
 {
 	static const uint32_t max_lens[] = { 0, 64, 4096, RBLK_MAX_PDU, UINT32_MAX };
 
-	for (unsigned i = 0; i < sizeof(max_lens) / sizeof(max_lens[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(max_lens); i++) {
 		uint8_t type = 0;
 		uint32_t len = 0;
 		int st = rblk_decode_hdr(b, n, max_lens[i], &type, &len);

@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "rblk_proto.h"
 
 static const char *g_host, *g_port, *g_vol;
@@ -91,23 +92,6 @@ static int dial(void)
 	if (fd >= 0)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
-}
-
-static int send_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /* Reads exactly len bytes within timeout_ms.  1 = got them, 0 = the
@@ -163,7 +147,7 @@ static int login(int fd, const char *vol, unsigned depth,
 
 	snprintf(l.volume, sizeof(l.volume), "%s", vol);
 	snprintf(l.host, sizeof(l.host), "hostile");
-	if (send_all(fd, pdu, rblk_encode_login(pdu, &l)))
+	if (rblk_send_all(fd, pdu, rblk_encode_login(pdu, &l)))
 		return -1;
 	r = recv_exact(fd, buf, sizeof(buf), 3000);
 	if (r <= 0)
@@ -268,7 +252,7 @@ static bool still_serves(int fd, uint32_t tag)
 {
 	uint8_t cmd[64];
 
-	if (send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, tag, 0, 0, 0)))
+	if (rblk_send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, tag, 0, 0, 0)))
 		return false;
 	printf("  follow-up FLUSH:\n");
 	return expect_status(fd, RBLK_S_OK, tag);
@@ -347,7 +331,7 @@ static bool case_truncated(void)
 	if (fd < 0)
 		return false;
 	make_cmd(cmd, RBLK_OP_READ, 0, 1, 0, 4096, 0);
-	send_all(fd, cmd, 30);	/* capsule cut short */
+	rblk_send_all(fd, cmd, 30);	/* capsule cut short */
 	r = read_rsp(fd, &rsp, 500);
 	show(r, &rsp);
 	close(fd);
@@ -365,7 +349,7 @@ static bool case_truncated_write(void)
 	if (fd < 0)
 		return false;
 	make_cmd(pdu, RBLK_OP_WRITE, 0, 2, lr.size / 2, 65536, 65536);
-	send_all(fd, pdu, 64 + 1000);	/* payload cut short, then gone */
+	rblk_send_all(fd, pdu, 64 + 1000);	/* payload cut short, then gone */
 	r = read_rsp(fd, &rsp, 500);
 	show(r, &rsp);
 	close(fd);
@@ -399,11 +383,11 @@ static bool case_write_fin(void)
 	if (fd < 0)
 		goto out;
 	make_cmd(pdu, RBLK_OP_FLUSH, 0, 3, 0, 0, 0);
-	send_all(fd, pdu, 64);
+	rblk_send_all(fd, pdu, 64);
 	make_cmd(pdu, RBLK_OP_WRITE, 0, 4, off, len, len);
 	for (uint32_t i = 0; i < len; i++)
 		pdu[64 + i] = (uint8_t)~before[i];	/* differs everywhere */
-	send_all(fd, pdu, 64 + 1000);
+	rblk_send_all(fd, pdu, 64 + 1000);
 	shutdown(fd, SHUT_WR);
 	printf("  FLUSH, then a WRITE cut short by FIN:\n");
 	/* generous: the FLUSH goes to the disk of a possibly loaded host */
@@ -445,7 +429,7 @@ static bool case_oversized(void)
 		return false;
 	make_cmd(cmd, RBLK_OP_WRITE, 0, 1, 0, 4096, 0);
 	memcpy(cmd + 4, &(uint32_t){ htole32(0xfffffff0u) }, 4);
-	send_all(fd, cmd, sizeof(cmd));
+	rblk_send_all(fd, cmd, sizeof(cmd));
 	/* [V5]: closed before reading the body */
 	ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_RSP);
 	close(fd);
@@ -472,7 +456,7 @@ static bool case_max_pdu(void)
 	}
 	make_cmd(pdu, RBLK_OP_READ, 0, 1, 0, 4096, max - 64);
 	printf("  READ of %u bytes, the largest PDU:\n", max);
-	ok = !send_all(fd, pdu, max) && expect_status(fd, RBLK_S_INVALID_FIELD, 1) &&
+	ok = !rblk_send_all(fd, pdu, max) && expect_status(fd, RBLK_S_INVALID_FIELD, 1) &&
 	     still_serves(fd, 2);
 	close(fd);
 	if (ok)
@@ -480,7 +464,7 @@ static bool case_max_pdu(void)
 	if (ok && fd >= 0) {
 		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, 0, 4096, max + 1 - 64);
 		printf("  a PDU of %u bytes (only its capsule sent):\n", max + 1);
-		send_all(fd, pdu, 64);
+		rblk_send_all(fd, pdu, 64);
 		ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_RSP);
 		close(fd);
 	}
@@ -512,7 +496,7 @@ static bool simple_status(uint8_t op, uint8_t flags, uint32_t tag, uint64_t off,
 	make_cmd(pdu, op, flags, tag, off, len, inl);
 	if (mangle)
 		mangle(pdu);
-	send_all(fd, pdu, 64 + inl);
+	rblk_send_all(fd, pdu, 64 + inl);
 	ok = expect_status(fd, want, want_tag);
 	if (ok && follow_up)
 		ok = still_serves(fd, 0);
@@ -610,7 +594,7 @@ static bool closes_after(void (*mangle)(uint8_t *cmd), bool do_login, int want)
 	make_cmd(cmd, RBLK_OP_READ, 0, 1, 0, 4096, 0);
 	if (mangle)
 		mangle(cmd);
-	send_all(fd, cmd, sizeof(cmd));
+	rblk_send_all(fd, cmd, sizeof(cmd));
 	ok = expect_fatal(fd, want, do_login ? AWAIT_RSP : AWAIT_LOGIN_RSP);
 	close(fd);
 	return ok;
@@ -627,7 +611,7 @@ static bool discover_bad_version(void)
 		return false;
 	rblk_encode_discover(pdu, "hostile");
 	set_version(pdu);
-	send_all(fd, pdu, sizeof(pdu));
+	rblk_send_all(fd, pdu, sizeof(pdu));
 	ok = expect_fatal(fd, RBLK_S_BAD_VERSION, AWAIT_DISCOVER_RSP);
 	close(fd);
 	return ok;
@@ -662,7 +646,7 @@ static bool case_wrong_type(void)
 	if (fd < 0)
 		return false;
 	/* a RSP sent to the target */
-	send_all(fd, pdu, rblk_encode_rsp(pdu, &rsp, 0));
+	rblk_send_all(fd, pdu, rblk_encode_rsp(pdu, &rsp, 0));
 	ok = expect_fatal(fd, RBLK_S_INVALID_OPCODE, AWAIT_RSP);
 	close(fd);
 	return ok;
@@ -680,7 +664,7 @@ static bool case_second_login(void)
 		return false;
 	snprintf(l.volume, sizeof(l.volume), "%s", g_vol);
 	snprintf(l.host, sizeof(l.host), "hostile");
-	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	rblk_send_all(fd, pdu, rblk_encode_login(pdu, &l));
 	ok = expect_closed(fd);
 	close(fd);
 	return ok;
@@ -702,7 +686,7 @@ static bool login_refused(const char *vol, void (*mangle)(uint8_t *), int want)
 	rblk_encode_login(pdu, &l);
 	if (mangle)
 		mangle(pdu);
-	send_all(fd, pdu, sizeof(pdu));
+	rblk_send_all(fd, pdu, sizeof(pdu));
 	r = recv_exact(fd, buf, sizeof(buf), 3000);
 	if (r == 1 && rblk_decode_login_rsp(buf, sizeof(buf), &rsp) == RBLK_S_OK) {
 		printf("  got: LOGIN_RSP %s\n", rblk_status_str(rsp.status));
@@ -745,7 +729,7 @@ static bool case_ctrl_too_long(void)
 	snprintf(l.host, sizeof(l.host), "hostile");
 	rblk_encode_login(pdu, &l);
 	memcpy(pdu + 4, &(uint32_t){ htole32(1u << 20) }, 4);
-	send_all(fd, pdu, sizeof(pdu));
+	rblk_send_all(fd, pdu, sizeof(pdu));
 	ok = expect_fatal(fd, RBLK_S_TOO_LARGE, AWAIT_LOGIN_RSP);
 	close(fd);
 	return ok;
@@ -764,7 +748,7 @@ static bool case_dup_tag(void)
 	 * while the first is still at the disk. */
 	make_cmd(two, RBLK_OP_READ, 0, 5, 0, 1u << 20, 0);
 	make_cmd(two + 64, RBLK_OP_READ, 0, 5, 1u << 20, 1u << 20, 0);
-	send_all(fd, two, sizeof(two));
+	rblk_send_all(fd, two, sizeof(two));
 	for (int i = 0; i < 2; i++) {
 		r = read_rsp(fd, &rsp, 3000);
 		show(r, &rsp);
@@ -794,7 +778,7 @@ static bool case_garbage(void)
 		free(junk);
 		return false;
 	}
-	send_all(fd, junk, g_garbage_bytes);
+	rblk_send_all(fd, junk, g_garbage_bytes);
 	if (g_garbage_bytes < sizeof(struct rblk_wire_hdr)) {
 		/* Not even a header yet: the target must wait for more. */
 		ok = !wait_closed(fd, 500);
@@ -817,7 +801,7 @@ static bool case_idle_no_login(void)
 
 	if (fd < 0)
 		return false;
-	send_all(fd, half, sizeof(half));
+	rblk_send_all(fd, half, sizeof(half));
 	closed = wait_closed(fd, g_idle * 1000);
 	printf("  got: %s\n", closed ? "closed" : "still open");
 	close(fd);
@@ -835,9 +819,9 @@ static bool case_discover(void)
 
 	if (fd < 0)
 		return false;
-	send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
+	rblk_send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
 	/* a command pipelined behind DISCOVER must not be executed */
-	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, 0, 0, 0, 0));
+	rblk_send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, 0, 0, 0, 0));
 	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
 	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count, NULL) != RBLK_S_OK) {
 		printf("  got: no/garbled DISCOVER_RSP\n");
@@ -876,7 +860,7 @@ static bool read_into(int fd, uint32_t tag, uint64_t off, uint32_t len,
 	uint8_t cmd[64], hdr[sizeof(struct rblk_wire_rsp)];
 	struct rblk_rsp rsp;
 
-	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_READ, 0, tag, off, len, 0));
+	rblk_send_all(fd, cmd, make_cmd(cmd, RBLK_OP_READ, 0, tag, off, len, 0));
 	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
 	    rblk_decode_rsp(hdr, sizeof(hdr), &rsp) != RBLK_S_OK ||
 	    rsp.status != RBLK_S_OK || rsp.value != len)
@@ -902,11 +886,11 @@ static bool zero_op(uint8_t op)
 	base = lr.size - (1u << 20);
 	for (uint32_t i = 0; i < 3 * len; i++)
 		pdu[64 + i] = (uint8_t)(i * 7 + 1);
-	send_all(fd, pdu, make_cmd(pdu, RBLK_OP_WRITE, 0, 1, base, 3 * len, 3 * len));
-	send_all(fd, pdu + 64, 3 * len);
+	rblk_send_all(fd, pdu, make_cmd(pdu, RBLK_OP_WRITE, 0, 1, base, 3 * len, 3 * len));
+	rblk_send_all(fd, pdu + 64, 3 * len);
 	if (!expect_status(fd, RBLK_S_OK, 1))
 		goto out;
-	send_all(fd, pdu, make_cmd(pdu, op, 0, 2, base + len, len, 0));
+	rblk_send_all(fd, pdu, make_cmd(pdu, op, 0, 2, base + len, len, 0));
 	if (!expect_status(fd, RBLK_S_OK, 2))
 		goto out;
 	if (!read_into(fd, 3, base, 3 * len, back)) {
@@ -981,13 +965,13 @@ static bool case_range_too_large(void)
 		}
 		for (unsigned j = 0; ok && j < 2; j++, tag++) {
 			printf("  %s of %u bytes:\n", ops[i].name, lens[j]);
-			send_all(fd, cmd, make_cmd(cmd, ops[i].op, 0, tag, 0, lens[j], 0));
+			rblk_send_all(fd, cmd, make_cmd(cmd, ops[i].op, 0, tag, 0, lens[j], 0));
 			ok = expect_status(fd, RBLK_S_TOO_LARGE, tag);
 		}
 		/* one block in the last MiB (hostile space) still works */
 		if (ok) {
 			printf("  %s of one block:\n", ops[i].name);
-			send_all(fd, cmd, make_cmd(cmd, ops[i].op, 0, tag,
+			rblk_send_all(fd, cmd, make_cmd(cmd, ops[i].op, 0, tag,
 						   lr.size - lr.block_size,
 						   lr.block_size, 0));
 			ok = expect_status(fd, RBLK_S_OK, tag);
@@ -1015,7 +999,7 @@ static bool case_garbage_after_login(void)
 		junk[i] = rand();
 	if (g_garbage_bytes > 1)
 		junk[1] = 0;	/* version 0: bad */
-	send_all(fd, junk, g_garbage_bytes);
+	rblk_send_all(fd, junk, g_garbage_bytes);
 	ok = expect_closed(fd);
 	close(fd);
 	free(junk);
@@ -1036,7 +1020,7 @@ static bool case_flood_no_read(void)
 		return false;
 	make_cmd(cmd, RBLK_OP_READ, 0, 1, 100, 4096, 0);	/* misaligned */
 	for (int i = 0; i < 20000; i++)
-		if (send_all(fd, cmd, sizeof(cmd)))
+		if (rblk_send_all(fd, cmd, sizeof(cmd)))
 			break;
 	while ((r = read_rsp(fd, &rsp, 2000)) == 1 &&
 	       rsp.status == RBLK_S_MISALIGNED)
@@ -1067,7 +1051,7 @@ static bool case_unaligned(void)
 		make_cmd(two + 64 + k, RBLK_OP_READ, 0, 2, 4096, 4096, 0);
 		printf("  READ with %u inline byte(s), then a READ at offset %u:\n",
 		       k, 64 + k);
-		if (send_all(fd, two, 64 + k + 64))
+		if (rblk_send_all(fd, two, 64 + k + 64))
 			ok = false;
 		for (int i = 0; ok && i < 2; i++) {
 			int r = read_rsp(fd, &rsp, 3000);
@@ -1158,11 +1142,11 @@ static bool case_trickle_write(void)
 	srand(g_seed + 7);
 	for (uint32_t i = 0; i < len; i++)
 		pdu[64 + i] = rand();
-	send_all(fd, pdu, 64);
+	rblk_send_all(fd, pdu, 64);
 	for (unsigned i = 0; sent < len; i++) {
 		uint32_t n = piece[i] < len - sent ? piece[i] : len - sent;
 
-		send_all(fd, pdu + 64 + sent, n);
+		rblk_send_all(fd, pdu + 64 + sent, n);
 		sent += n;
 		usleep(50000);
 	}
@@ -1204,7 +1188,7 @@ static bool case_no_read(void)
 			uint64_t off = ((uint64_t)(i * 32 + tag) << 20) % lr.size;
 
 			make_cmd(cmd, RBLK_OP_READ, 0, tag, off, 1u << 20, 0);
-			if (send_all(fds[i], cmd, sizeof(cmd)))
+			if (rblk_send_all(fds[i], cmd, sizeof(cmd)))
 				break;
 			sent++;
 		}
@@ -1237,7 +1221,7 @@ static bool case_slow_read(void)
 	}
 	for (uint32_t tag = 0; tag < lr.queue_depth && tag < 32; tag++) {
 		make_cmd(cmd, RBLK_OP_READ, 0, tag, (uint64_t)tag << 20, 1u << 20, 0);
-		send_all(fd, cmd, sizeof(cmd));
+		rblk_send_all(fd, cmd, sizeof(cmd));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
@@ -1332,7 +1316,7 @@ static bool case_silent_write(void)
 		}
 		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, lr.size / 2, 1u << 20, 1u << 20);
 		pdu[64] = 0xee;
-		send_all(fds[i], pdu, sizeof(pdu));	/* 65 bytes of 1 MiB + 64 */
+		rblk_send_all(fds[i], pdu, sizeof(pdu));	/* 65 bytes of 1 MiB + 64 */
 	}
 	printf("  %u session(s), each a WRITE of 1 MiB with 1 byte sent\n", n);
 	fflush(stdout);
@@ -1445,7 +1429,7 @@ static bool case_fatal_after_read(void)
 		two[64] = 99;			/* no such PDU type */
 		two[65] = RBLK_PROTO_VERSION;
 		two[68] = 8;
-		send_all(fd, two, sizeof(two));
+		rblk_send_all(fd, two, sizeof(two));
 		usleep(100000);
 		/* The target stopped parsing; these bytes stay unread. */
 		send(fd, junk, 65536, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -1536,7 +1520,7 @@ static bool case_login_twice(void)
 	fd = dial();
 	if (fd < 0)
 		return false;
-	send_all(fd, two, 2 * ll);
+	rblk_send_all(fd, two, 2 * ll);
 	n = login_rsps(fd, st, 4, &end);
 	close(fd);
 	ok = n == 2 && st[0] == RBLK_S_OK && st[1] == RBLK_S_INVALID_OPCODE && end == 0;
@@ -1545,9 +1529,9 @@ static bool case_login_twice(void)
 	fd = dial();
 	if (fd < 0)
 		return false;
-	send_all(fd, two, ll);
+	rblk_send_all(fd, two, ll);
 	usleep(200000);
-	send_all(fd, two, ll);
+	rblk_send_all(fd, two, ll);
 	n = login_rsps(fd, st, 4, &end);
 	close(fd);
 	ok = ok && n == 2 && st[0] == RBLK_S_OK && st[1] == RBLK_S_INVALID_OPCODE &&
@@ -1559,7 +1543,7 @@ static bool case_login_twice(void)
 	fd = dial();
 	if (fd < 0)
 		return false;
-	send_all(fd, two, 64 + ll);
+	rblk_send_all(fd, two, 64 + ll);
 	n = login_rsps(fd, st, 4, &end);
 	close(fd);
 	ok = ok && n == 1 && st[0] == RBLK_S_NOT_LOGGED_IN && end == 0;
@@ -1586,7 +1570,7 @@ static bool bad_keepalive(void (*mangle)(uint8_t *ka, size_t *len), bool do_logi
 		return false;
 	if (mangle)
 		mangle(ka, &len);
-	send_all(fd, ka, len);
+	rblk_send_all(fd, ka, len);
 	ok = expect_fatal(fd, want, do_login ? AWAIT_RSP : AWAIT_LOGIN_RSP);
 	close(fd);
 	return ok;
@@ -1617,7 +1601,7 @@ static bool case_tag_none(void)
 
 	if (fd < 0)
 		return false;
-	send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, RBLK_TAG_NONE, 0, 0, 0));
+	rblk_send_all(fd, cmd, make_cmd(cmd, RBLK_OP_FLUSH, 0, RBLK_TAG_NONE, 0, 0, 0));
 	ok = expect_fatal(fd, RBLK_S_BAD_TAG, AWAIT_RSP);
 	close(fd);
 	return ok;
@@ -1647,7 +1631,7 @@ static bool case_secret_cleared(void)
 		return false;
 	snprintf(l.volume, sizeof(l.volume), "%s", g_secret_vol);
 	snprintf(l.host, sizeof(l.host), "hostile");
-	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	rblk_send_all(fd, pdu, rblk_encode_login(pdu, &l));
 	if (recv_exact(fd, buf, sizeof(buf), 3000) != 1 ||
 	    rblk_decode_login_rsp(buf, sizeof(buf), &lr) != RBLK_S_OK ||
 	    lr.status != RBLK_S_AUTH_REQUIRED) {
@@ -1665,7 +1649,7 @@ static bool case_secret_cleared(void)
 	}
 	memset(l.auth_mac, 0x11, sizeof(l.auth_mac));	/* no secret made it */
 	memset(l.ini_nonce, 0x22, sizeof(l.ini_nonce));
-	send_all(fd, pdu, rblk_encode_login(pdu, &l));
+	rblk_send_all(fd, pdu, rblk_encode_login(pdu, &l));
 	ok = recv_exact(fd, buf, sizeof(buf), 3000) == 1 &&
 	     rblk_decode_login_rsp(buf, sizeof(buf), &lr) == RBLK_S_OK;
 	printf("  answer with a made-up MAC: %s\n", ok ? rblk_status_str(lr.status)
@@ -1690,7 +1674,7 @@ static bool case_discover_cut(void)
 
 	if (fd < 0)
 		return false;
-	send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
+	rblk_send_all(fd, pdu, rblk_encode_discover(pdu, "hostile"));
 	if (recv_exact(fd, hdr, sizeof(hdr), 3000) != 1 ||
 	    rblk_decode_discover_rsp(hdr, sizeof(hdr), &st, &count, &flags) != RBLK_S_OK) {
 		printf("  got: no/garbled DISCOVER_RSP\n");
@@ -1731,7 +1715,7 @@ static bool case_unfinished_write(void)
 		}
 		make_cmd(pdu, RBLK_OP_WRITE, 0, 1, lr.size / 2, len, len);
 		/* Never blocks long: the target takes it all but the byte. */
-		send_all(fds[i], pdu, 64 + len - 1);
+		rblk_send_all(fds[i], pdu, 64 + len - 1);
 	}
 	printf("  %u session(s), each a WRITE of 1 MiB with all but its last byte sent\n", n);
 	fflush(stdout);
@@ -1818,7 +1802,7 @@ static bool run_case(const struct hcase *c)
 
 int main(int argc, char **argv)
 {
-	const unsigned n = sizeof(cases) / sizeof(cases[0]);
+	const unsigned n = ARRAY_SIZE(cases);
 	bool all_ok = true, found = false;
 	const char *which;
 

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "helpers.h"
 #include "log.h"
 #include "rblk_client.h"
 #include "rblk_proto.h"
@@ -854,7 +855,7 @@ int main(int argc, char **argv)
 {
 	rblk_log_init("rdma_probe");
 	if (argc == 2 && !strcmp(argv[1], "list")) {
-		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 			printf("%s\t%s\n", cases[i].name, cases[i].what);
 		return 0;
 	}
@@ -870,7 +871,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rdma_probe HOST PORT VOLUME CASE|cycles N|prelogin N WINDOW HOLD_S|hog N HOLD_S|hog-writes N HOLD_S | list\n");
 		return 2;
 	}
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		if (!strcmp(cases[i].name, argv[4])) {
 			int ret = run_case(&cases[i], argv[1], argv[2], argv[3]);
 

@@ -25,6 +25,7 @@
 #include "admin.h"
 #include "auth.h"
 #include "config.h"
+#include "helpers.h"
 
 static const char good_cfg[] =
 	"[target]\n"
@@ -89,7 +90,7 @@ static void test_config_key_refusals(void **state)
 	struct tgt_config cfg;
 	char err[256];
 
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(tgt_config_parse(bad[i].text, "t.conf", &cfg, err, sizeof(err)), -EINVAL);
 		if (!strstr(err, bad[i].want))
 			fail_msg("case %u: '%s' lacks '%s'", i, err, bad[i].want);
@@ -410,7 +411,7 @@ static void test_entry_parse(void **state)
 	struct tgt_acl_entry e;
 	char err[160];
 
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		if (tgt_acl_entry_parse(bad[i], &e, err, sizeof(err)) != -EINVAL)
 			fail_msg("'%s' was accepted", bad[i]);
 		assert_non_null(strstr(err, bad[i]));
@@ -476,7 +477,7 @@ static void test_login_by_address(void **state)
 	};
 
 	load_exports();
-	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
 		memset(&st, 0, sizeof(st));
 		l = mklogin("nets", cases[i].host);
 		if (tgt_acl_login(&st, &l, cases[i].ip, peer(cases[i].ip), NULL,
@@ -516,7 +517,7 @@ static void test_allow_any_host_config(void **state)
 	struct tgt_config cfg, again;
 	char err[256], *text;
 
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(tgt_config_parse(bad[i].text, "t.conf", &cfg, err, sizeof(err)), -EINVAL);
 		if (!strstr(err, bad[i].want))
 			fail_msg("case %u: '%s' lacks '%s'", i, err, bad[i].want);

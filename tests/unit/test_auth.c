@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
+#include "helpers.h"
 
 static const char key32[] = "0123456789abcdef0123456789abcdef";
 
@@ -207,7 +208,7 @@ static void test_load_secret_rules(void **state)
 
 	/* Clean up. */
 	const char *names[] = { "good", "ro", "open", "grp", "short", "short16", "big", "link" };
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
 		snprintf(lnk, sizeof(lnk), "%s/%s", tmpdir, names[i]);
 		unlink(lnk);
 	}

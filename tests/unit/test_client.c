@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
+#include "helpers.h"
 #include "rblk_client.h"
 #include "fake_wire.h"
 #include "log.h"
@@ -558,7 +559,7 @@ static void test_invalid_io(void **state)
 		{ .opcode = RBLK_OP_READ, .length = 512, .buf = b, .flags = RBLK_CMD_F_FUA },
 	};
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_int_equal(rblk_queue_submit(q, &bad[i]), -EINVAL);
 	assert_int_equal(rblk_queue_inflight(q), 0);
 	rblk_queue_close(q);

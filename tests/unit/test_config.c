@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "helpers.h"
 #include "log.h"
 
 static const char good_text[] =
@@ -195,7 +196,7 @@ static const struct {
 
 static void test_bad(void **state)
 {
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct tgt_config cfg;
 		char err[256], want[32];
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "hostport.h"
 
 static void split_ok(const char *s, const char *host, unsigned port)
@@ -41,7 +42,7 @@ static void test_refused_forms(void **state)
 	char h[64];
 	unsigned p;
 
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_int_equal(rblk_split_hostport(bad[i], h, sizeof(h), &p), -EINVAL);
 	/* A host that does not fit is refused, not cut. */
 	assert_int_equal(rblk_split_hostport("0123456789:1", h, 8, &p), -EINVAL);

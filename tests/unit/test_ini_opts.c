@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../../initiator/opts.h"
+#include "helpers.h"
 
 static void defaults(struct ini_opts *o)
 {
@@ -48,7 +49,7 @@ static void target_forms(void **state)
 		{ "fe80::1", "fe80::1", NULL },
 	};
 
-	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(ok); i++) {
 		defaults(&o);
 		argv[2] = (char *)ok[i].arg;
 		optind = 0;
@@ -78,7 +79,7 @@ static void poll_modes(void **state)
 	assert_int_equal(parse(&o, NULL, NULL), 0);
 	assert_int_equal(o.poll, RBLK_POLL_EVENT);
 	assert_int_equal(o.poll_us, 50);
-	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(ok); i++) {
 		defaults(&o);
 		assert_int_equal(parse(&o, "--poll", ok[i].name), 0);
 		assert_int_equal(o.poll, ok[i].m);
@@ -97,13 +98,13 @@ static void poll_bad(void **state)
 	static const char *const bad_us[] = { "-1", "1000001", "10us", "", "x" };
 	struct ini_opts o;
 
-	for (unsigned i = 0; i < sizeof(bad_mode) / sizeof(bad_mode[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad_mode); i++) {
 		defaults(&o);
 		o.poll = RBLK_POLL_BUSY;
 		assert_int_equal(parse(&o, "--poll", bad_mode[i]), -EINVAL);
 		assert_int_equal(o.poll, RBLK_POLL_BUSY);
 	}
-	for (unsigned i = 0; i < sizeof(bad_us) / sizeof(bad_us[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad_us); i++) {
 		defaults(&o);
 		assert_int_equal(parse(&o, "--poll-us", bad_us[i]), -EINVAL);
 		assert_int_equal(o.poll_us, RBLK_POLL_US_DEFAULT);

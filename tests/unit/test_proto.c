@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "rblk_proto.h"
 
 #define BS		512u
@@ -233,7 +234,7 @@ static void test_login_v9_flags_and_reserved(void **state)
 	struct rblk_login l;
 	size_t offs[] = { 16, 19, 20, 23, 184, 215 };
 
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
 		size_t n = build_login("vol0", "h", 1);
 
 		pdu[offs[i]] = 0x80;
@@ -248,7 +249,7 @@ static void test_login_v10_names(void **state)
 			      "tab\there", "ctl\x01", "\xff" };
 	size_t n;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		n = build_login("vol0", "h", 1);
 		memset(pdu + 24, 0, 64);
 		memcpy(pdu + 24, bad[i], strlen(bad[i]));

@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "helpers.h"
 
 static const char good_text[] =
 	"[volume img]\n"
@@ -115,7 +116,7 @@ static const struct {
 
 static void test_bad(void **state)
 {
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct tgt_config cfg;
 		char err[512], want[64];
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "helpers.h"
 
 /* Parses text, formats it and parses that again into *again. */
 static void round_trip(const char *text, struct tgt_config *cfg,
@@ -94,7 +95,7 @@ static void rdma_poll_default_and_bad(void **state)
 
 	static const char *const bad_us[] = { "-1", "abc", "1000001", "10us", "" };
 
-	for (unsigned i = 0; i < sizeof(bad_us) / sizeof(bad_us[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad_us); i++) {
 		char text2[128];
 
 		snprintf(text2, sizeof(text2), "[target]\nrdma_poll_us = %s\n", bad_us[i]);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "size.h"
 
 static void test_good_sizes(void **state)
@@ -22,7 +23,7 @@ static void test_good_sizes(void **state)
 	};
 	uint64_t v;
 
-	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(ok); i++) {
 		v = 1;
 		assert_int_equal(rblk_parse_size(ok[i].s, &v), 0);
 		assert_true(v == ok[i].v);
@@ -37,7 +38,7 @@ static void test_bad_sizes(void **state)
 	};
 	uint64_t v = 7;
 
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(rblk_parse_size(bad[i], &v), -EINVAL);
 		assert_true(v == 7);	/* untouched on error */
 	}
@@ -54,7 +55,7 @@ static void test_ambiguous_units_refused(void **state)
 	static const char *const amb[] = { "1KB", "512MB", "10GB", "2TB", "1PB", "10gb", "4kB" };
 	uint64_t v = 7;
 
-	for (unsigned i = 0; i < sizeof(amb) / sizeof(amb[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(amb); i++) {
 		assert_int_equal(rblk_parse_size(amb[i], &v), -EDOM);
 		assert_true(v == 7);
 	}
@@ -74,7 +75,7 @@ static void test_format_round_trip(void **state)
 	assert_string_equal(rblk_format_size(10ull << 30, buf, sizeof(buf)), "10G");
 	assert_string_equal(rblk_format_size(1536ull << 20, buf, sizeof(buf)), "1536M");
 	assert_string_equal(rblk_format_size(4097, buf, sizeof(buf)), "4097");
-	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(vals); i++) {
 		rblk_format_size(vals[i], buf, sizeof(buf));
 		assert_int_equal(rblk_parse_size(buf, &v), 0);
 		assert_true(v == vals[i]);

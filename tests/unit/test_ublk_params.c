@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "../../initiator/ublk_params.h"
+#include "helpers.h"
 
 static struct rblk_volume_info vol(uint64_t size, uint32_t bs, uint32_t max_io,
 				   uint32_t flags)
@@ -160,7 +161,7 @@ static void test_bad_volumes(void **state)
 	struct rblk_volume_info nodepth = vol(1 << 20, 512, 1 << 20, 0);
 
 	nodepth.queue_depth = 0;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		why[0] = 0;
 		assert_int_equal(ini_ublk_check_volume(&bad[i], why, sizeof(why)),
 				 -EINVAL);

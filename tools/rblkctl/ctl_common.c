@@ -2,6 +2,7 @@
 /* rblkctl: admin socket client and global options (see ctl.h). */
 #include "clock.h"
 #include "ctl.h"
+#include "helpers.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -82,21 +83,6 @@ static int connect_admin(const char *path)
 	return fd;
 }
 
-static int send_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		s += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Reads one line (the answer) within the deadline; malloc'd or NULL. */
 static char *recv_line(int fd, int64_t deadline)
 {
@@ -155,7 +141,7 @@ int ctl_request(json_object *req, json_object **rsp)
 	fd = connect_admin(socket_path());
 	if (fd < 0)
 		goto out_put;
-	if (send_all(fd, text, strlen(text)) || send_all(fd, "\n", 1)) {
+	if (rblk_send_all(fd, text, strlen(text)) || rblk_send_all(fd, "\n", 1)) {
 		fprintf(stderr, "rblkctl: sending to rblk-target: %s\n", strerror(errno));
 		goto out_close;
 	}

@@ -8,6 +8,7 @@
 
 #include "attach.h"
 #include "ctl.h"
+#include "helpers.h"
 #include "log.h"
 #include "version.h"
 
@@ -42,7 +43,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rblkctl [--socket PATH] [--json] COMMAND [options]   (rblkctl COMMAND --help)\n"
 		   "       rblkctl --version\n");
-	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ctl_cmds); i++)
 		fprintf(f, "  %-10s %s\n", ctl_cmds[i].name, ctl_cmds[i].help);
 }
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
 		rblk_print_version("rblkctl");
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ctl_cmds); i++)
 		if (!strcmp(argv[1], ctl_cmds[i].name))
 			return ctl_cmds[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "rblkctl: unknown command '%s'\n", argv[1]);

@@ -16,11 +16,12 @@
 
 #include "clock.h"
 #include "ctl.h"
+#include "helpers.h"
 #include "rblk_proto.h"
 #include "size.h"
 
 static const char *const ops[] = { "read", "write", "flush", "discard", "write_zeroes" };
-#define N_OPS (sizeof(ops) / sizeof(ops[0]))
+#define N_OPS (ARRAY_SIZE(ops))
 
 /* Upper bound (us) of the bucket holding the p-th fraction of samples. */
 static uint64_t percentile_us(json_object *hist, uint64_t total, double p)

@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "ctl.h"
 #include "getopt_exact.h"
+#include "helpers.h"
 #include "rblk_proto.h"
 #include "size.h"
 
@@ -713,7 +714,7 @@ static const struct vol_cmd vol_cmds[] = {
 static void volume_usage(FILE *f)
 {
 	fprintf(f, "usage: rblkctl volume SUBCOMMAND [options]   (rblkctl volume SUBCOMMAND --help)\n");
-	for (size_t i = 0; i < sizeof(vol_cmds) / sizeof(vol_cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(vol_cmds); i++)
 		fprintf(f, "  %s\n", vol_cmds[i].usage);
 	fprintf(f, "common options: --socket PATH, --json, --help\n");
 }
@@ -728,7 +729,7 @@ int rblkctl_volume(int argc, char **argv)
 		volume_usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(vol_cmds) / sizeof(vol_cmds[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(vol_cmds); i++) {
 		if (!strcmp(argv[1], vol_cmds[i].name)) {
 			cur = &vol_cmds[i];
 			return vol_cmds[i].fn(argc - 1, argv + 1);
