@@ -142,25 +142,6 @@ static void data_roundtrip(struct fixture *f, const char *backend)
 	assert_int_equal(run_io(f, v, TGT_IO_READ, 2u << 20, 8192, rbuf, false), 0);
 	assert_true(all_zero(rbuf, 8192));
 
-	if (v->flags & RBLK_VOL_F_DISCARD) {
-		assert_int_equal(run_io(f, v, TGT_IO_DISCARD, 512 + 65536, 65536, NULL, false), 0);
-		assert_int_equal(run_io(f, v, TGT_IO_READ, 512, 1u << 20, rbuf, false), 0);
-		assert_memory_not_equal(rbuf, wbuf, 1);	/* wbuf was refilled */
-		assert_true(all_zero(rbuf + 65536, 65536));
-		/* data around the hole is intact */
-		fill(wbuf, 1u << 20, 1);
-		assert_memory_equal(rbuf, wbuf, 65536);
-		assert_memory_equal(rbuf + 131072, wbuf + 131072, 65536);
-	} else {
-		print_message("%s: no DISCARD on this file system, skipped\n", backend);
-	}
-	if (v->flags & RBLK_VOL_F_WRITE_ZEROES) {
-		assert_int_equal(run_io(f, v, TGT_IO_WRITE_ZEROES, 512 + 4096, 4096, NULL, true), 0);
-		assert_int_equal(run_io(f, v, TGT_IO_READ, 512, 16384, rbuf, false), 0);
-		assert_true(all_zero(rbuf + 4096, 4096));
-		assert_memory_equal(rbuf, wbuf, 4096);
-		assert_memory_equal(rbuf + 8192, wbuf + 8192, 4096);
-	}
 	tgt_buf_free(pool, wbuf);
 	tgt_buf_free(pool, rbuf);
 	assert_int_equal(tgt_volume_close(v), 0);
@@ -177,14 +158,72 @@ static void data_roundtrip(struct fixture *f, const char *backend)
 	unlink(f->path);
 }
 
-static void test_uring(void **state)
+static void test_uring_data(void **state)
 {
 	data_roundtrip(*state, "uring");
 }
 
-static void test_aio(void **state)
+static void test_aio_data(void **state)
 {
 	data_roundtrip(*state, "aio");
+}
+
+/*
+ * DISCARD and WRITE_ZEROES on a written volume: the range reads back as
+ * zeroes, the data around it is intact.  A file system without
+ * PUNCH_HOLE / ZERO_RANGE (probed at open) makes the test skip, saying so.
+ */
+static void discard_zeroes(struct fixture *f, const char *backend, uint32_t cap)
+{
+	struct tgt_bufpool *pool = tgt_reactor_pool(f->r);
+	struct tgt_volume *v = open_vol(f, backend, VOL_SIZE, false);
+	uint8_t *wbuf = tgt_buf_alloc(pool, 1u << 20);
+	uint8_t *rbuf = tgt_buf_alloc(pool, 1u << 20);
+	bool has = v->flags & cap;
+
+	if (has) {
+		fill(wbuf, 1u << 20, 1);
+		assert_int_equal(run_io(f, v, TGT_IO_WRITE, 512, 1u << 20, wbuf, false), 0);
+		if (cap == RBLK_VOL_F_DISCARD)
+			assert_int_equal(run_io(f, v, TGT_IO_DISCARD, 512 + 65536, 65536, NULL, false), 0);
+		else
+			assert_int_equal(run_io(f, v, TGT_IO_WRITE_ZEROES, 512 + 65536, 65536, NULL, true), 0);
+		memset(rbuf, 0xaa, 1u << 20);
+		assert_int_equal(run_io(f, v, TGT_IO_READ, 512, 1u << 20, rbuf, false), 0);
+		assert_true(all_zero(rbuf + 65536, 65536));
+		assert_memory_equal(rbuf, wbuf, 65536);
+		assert_memory_equal(rbuf + 131072, wbuf + 131072, 65536);
+	}
+	tgt_buf_free(pool, wbuf);
+	tgt_buf_free(pool, rbuf);
+	assert_int_equal(tgt_volume_close(v), 0);
+	unlink(f->path);
+	if (!has) {
+		print_message("%s: the file system under %s has no %s: skipped\n", backend,
+			      f->path, cap == RBLK_VOL_F_DISCARD ? "PUNCH_HOLE (DISCARD)" :
+			      "ZERO_RANGE (WRITE_ZEROES)");
+		skip();
+	}
+}
+
+static void test_uring_discard(void **state)
+{
+	discard_zeroes(*state, "uring", RBLK_VOL_F_DISCARD);
+}
+
+static void test_uring_write_zeroes(void **state)
+{
+	discard_zeroes(*state, "uring", RBLK_VOL_F_WRITE_ZEROES);
+}
+
+static void test_aio_discard(void **state)
+{
+	discard_zeroes(*state, "aio", RBLK_VOL_F_DISCARD);
+}
+
+static void test_aio_write_zeroes(void **state)
+{
+	discard_zeroes(*state, "aio", RBLK_VOL_F_WRITE_ZEROES);
 }
 
 /* O_DIRECT on the fd the backend actually uses, seen by the kernel. */
@@ -418,6 +457,17 @@ static void test_volume_open_rules(void **state)
 	cfg.path = f->dir;
 	assert_int_equal(tgt_volume_open(&v, &cfg, err, sizeof(err)), -EISDIR);
 	unlink(f->path);
+}
+
+/* A buffer is a power-of-two chunk, 4 KiB at least: what a request of n
+ * bytes takes from the pool. */
+static void test_bufpool_chunk_size(void **state)
+{
+	assert_int_equal(tgt_buf_chunk_size(1), 4096);
+	assert_int_equal(tgt_buf_chunk_size(4096), 4096);
+	assert_int_equal(tgt_buf_chunk_size(5000), 8192);
+	assert_int_equal(tgt_buf_chunk_size((1u << 20) - 512), 1u << 20);
+	assert_int_equal(tgt_buf_chunk_size(1u << 20), 1u << 20);
 }
 
 static void test_bufpool(void **state)
@@ -783,8 +833,12 @@ static void test_blkdev_aio(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_uring, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_aio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uring_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aio_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uring_discard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uring_write_zeroes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aio_discard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aio_write_zeroes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_direct_uring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_direct_aio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uring_inline, setup, teardown),
@@ -794,6 +848,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_volume_open_rules, setup, teardown),
 		cmocka_unit_test(test_bufpool),
+		cmocka_unit_test(test_bufpool_chunk_size),
 		cmocka_unit_test(test_reactor_thread),
 		cmocka_unit_test(test_reactor_defer),
 		cmocka_unit_test_setup_teardown(test_offload, setup, teardown),

@@ -51,7 +51,7 @@ static const char good_text[] =
 	"backend = null\n"
 	"size = 1M\n";
 
-static void test_good(void **state)
+static void test_valid_configs_parse(void **state)
 {
 	struct tgt_config cfg;
 	char err[256];
@@ -194,7 +194,7 @@ static const struct {
 	{ "[volume v]\nbackend = null\n", 1, "needs field 'size'" },
 };
 
-static void test_bad(void **state)
+static void test_invalid_configs_refused(void **state)
 {
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct tgt_config cfg;
@@ -290,9 +290,9 @@ static void test_load(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_valid_configs_parse),
 		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_invalid_configs_refused),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_load),
 	};

@@ -322,7 +322,7 @@ static void check_flush(struct fixture *f, struct tgt_volume *v)
 	assert_int_equal(w.io.dsync_writes, 0);
 }
 
-static void test_uring(void **state)
+static void test_uring_flush_fua_order(void **state)
 {
 	struct fixture *f = *state;
 	struct tgt_volume *v = open_vol(f, "uring");
@@ -359,7 +359,7 @@ static void test_uring(void **state)
 	assert_int_equal(tgt_volume_close(v), 0);
 }
 
-static void test_aio(void **state)
+static void test_aio_flush_fua_order(void **state)
 {
 	struct fixture *f = *state;
 	struct tgt_volume *v = open_vol(f, "aio");
@@ -629,8 +629,8 @@ static void test_conn_aio(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_uring, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_aio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uring_flush_fua_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aio_flush_fua_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_zeroes_fua, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conn_uring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conn_aio, setup, teardown),

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bufpool.h"
 #include "hosts.h"
 
 static struct sockaddr_in v4(const char *a)
@@ -137,22 +136,12 @@ static void test_prelogin(void **state)
 	assert_null(x);
 }
 
-static void test_chunk_size(void **state)
-{
-	assert_int_equal(tgt_buf_chunk_size(1), 4096);
-	assert_int_equal(tgt_buf_chunk_size(4096), 4096);
-	assert_int_equal(tgt_buf_chunk_size(5000), 8192);
-	assert_int_equal(tgt_buf_chunk_size((1u << 20) - 512), 1u << 20);
-	assert_int_equal(tgt_buf_chunk_size(1u << 20), 1u << 20);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_host_limit),
 		cmocka_unit_test(test_total_limit),
 		cmocka_unit_test(test_prelogin),
-		cmocka_unit_test(test_chunk_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

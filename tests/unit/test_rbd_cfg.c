@@ -39,7 +39,7 @@ static bool have_rbd(void)
 	return tgt_backend_find("rbd") != NULL;
 }
 
-static void test_good(void **state)
+static void test_valid_rbd_keys_parse(void **state)
 {
 	struct tgt_config cfg;
 	char err[256];
@@ -114,7 +114,7 @@ static const struct {
 	  2, "rbd_image must be 1..95 bytes" },
 };
 
-static void test_bad(void **state)
+static void test_invalid_rbd_keys_refused(void **state)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct tgt_config cfg;
@@ -170,9 +170,9 @@ static void test_spec(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_valid_rbd_keys_parse),
 		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_invalid_rbd_keys_refused),
 		cmocka_unit_test(test_not_built),
 		cmocka_unit_test(test_spec),
 	};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /run/rblk state files: write, read back, list, remove (in a temp dir). */
 #include <errno.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,15 +196,42 @@ static void test_missing_dir_is_empty(void **st)
 	setenv("RBLK_RUN_DIR", dir, 1);
 }
 
+/*
+ * A live process called rblk-initiator is alive; this test program (a
+ * recycled pid in the state file) and pid 0 are not.  The live one is
+ * /bin/sleep run under the name rblk-initiator (its comm is the name of
+ * what was executed: a symlink's name).
+ */
 static void test_alive(void **st)
 {
+	char dir[] = "/tmp/rblk-alive-XXXXXX", link[64];
 	struct ini_state s = sample(1);
+	pid_t child;
+	int status;
 
-	/* this test program is not an rblk-initiator: a recycled pid must
-	 * not count as the server */
 	assert_int_equal(ini_state_alive(&s), 0);
 	s.pid = 0;
 	assert_int_equal(ini_state_alive(&s), 0);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/rblk-initiator", dir);
+	assert_int_equal(symlink("/bin/sleep", link), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		execl(link, "rblk-initiator", "30", (char *)NULL);
+		_exit(127);
+	}
+	s.pid = child;
+	/* Until exec has happened the child's comm is still ours. */
+	for (int i = 0; i < 200 && !ini_state_alive(&s); i++)
+		usleep(10000);
+	assert_int_equal(ini_state_alive(&s), 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	assert_int_equal(ini_state_alive(&s), 0);	/* reaped: gone */
+	unlink(link);
+	rmdir(dir);
 }
 
 int main(void)
