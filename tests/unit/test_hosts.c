@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Per-host connection counts, pre-login counts and pool shares
- * (target/hosts.c), and the chunk size a request is charged (target/bufpool.c). */
+ * (target/hosts.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
