@@ -498,7 +498,7 @@ static void resume_done(struct tgt_event *ev, int res, uint32_t flags)
 	tgt_conn_put(&rc->c);
 }
 
-static void rdma_resume(struct tgt_conn *c)
+static void rdmat_resume(struct tgt_conn *c)
 {
 	struct rdma_conn *rc = RC(c);
 
@@ -718,7 +718,7 @@ static int post_fetch(struct rdma_conn *rc, struct tgt_req *req)
 	return queue_wrs(rc, req->tag, wr, sge, t->n);
 }
 
-static int rdma_fetch_data(struct tgt_req *req)
+static int rdmat_fetch_data(struct tgt_req *req)
 {
 	struct rdma_conn *rc = RC(req->conn);
 	int ret;
@@ -813,7 +813,7 @@ static int post_rsp(struct rdma_conn *rc, struct tgt_req *req)
 	return ret;
 }
 
-static void rdma_send_rsp(struct tgt_req *req)
+static void rdmat_send_rsp(struct tgt_req *req)
 {
 	struct rdma_conn *rc = RC(req->conn);
 	int ret;
@@ -845,7 +845,7 @@ static void ctl_sent(struct tgt_event *ev, int res, uint32_t flags)
 	tgt_conn_put(&rc->c);
 }
 
-static int rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
+static int rdmat_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 {
 	struct rdma_conn *rc = RC(c);
 	struct ctl_slot *s = NULL;
@@ -892,7 +892,7 @@ static int rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 
 /* ---- connection life -------------------------------------------------------- */
 
-static void rdma_shutdown(struct tgt_conn *c, bool force)
+static void rdmat_shutdown(struct tgt_conn *c, bool force)
 {
 	struct rdma_conn *rc = RC(c);
 
@@ -904,7 +904,7 @@ static void rdma_shutdown(struct tgt_conn *c, bool force)
 		maybe_disconnect(rc);
 }
 
-static void rdma_free(struct tgt_conn *c)
+static void rdmat_free(struct tgt_conn *c)
 {
 	struct rdma_conn *rc = RC(c);
 
@@ -985,7 +985,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 		p += rc->ctl[i].size;
 	}
 	/* Enough for LOGIN (twice with a challenge) or DISCOVER: the depth's
-	 * receives wait for LOGIN to pass (rdma_login). */
+	 * receives wait for LOGIN to pass (rdmat_login). */
 	for (unsigned i = 0; i < PRE_RX; i++) {
 		rc->rx_pre[i].ev.done = rx_done;
 		rc->rx_pre[i].rc = rc;
@@ -1007,7 +1007,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
  * costing the main thread the whole depth.  On failure what was made
  * stays in rc for teardown (receives may be posted already).
  */
-static int rdma_login(struct tgt_conn *c, unsigned depth)
+static int rdmat_login(struct tgt_conn *c, unsigned depth)
 {
 	struct rdma_conn *rc = RC(c);
 	size_t size = (size_t)depth * (RX_SIZE + RSP_SLOT);
@@ -1083,11 +1083,11 @@ const struct tgt_transport_ops tgt_transport_rdma = {
 	.listener_fd = tgt_rdma_listener_fd,
 	.accept = tgt_rdma_accept,
 	.unlisten = tgt_rdma_unlisten,
-	.fetch_data = rdma_fetch_data,
-	.send_rsp = rdma_send_rsp,
-	.send_pdu = rdma_send_pdu,
-	.resume = rdma_resume,
-	.shutdown = rdma_shutdown,
-	.free = rdma_free,
-	.login = rdma_login,
+	.fetch_data = rdmat_fetch_data,
+	.send_rsp = rdmat_send_rsp,
+	.send_pdu = rdmat_send_pdu,
+	.resume = rdmat_resume,
+	.shutdown = rdmat_shutdown,
+	.free = rdmat_free,
+	.login = rdmat_login,
 };

@@ -29,7 +29,7 @@
 #define CTL_SLOTS	(CTL_SMALL + CTL_BIG)
 /* Receives posted before LOGIN: LOGIN, a second LOGIN after a challenge,
  * or DISCOVER come one at a time.  The depth granted at connect gets its
- * receive buffers only once LOGIN has passed (rdma_login). */
+ * receive buffers only once LOGIN has passed (rdmat_login). */
 #define PRE_RX		2
 /* Send-queue WRs for data (RDMA READ/WRITE chains + response SENDs) per
  * connection, whatever its depth: more wait in the connection's FIFO.

@@ -58,7 +58,7 @@ struct user_mr {
 	struct ibv_mr *mr;
 };
 
-/* A command's SEND waiting for rdma_flush (submit's doorbell). */
+/* A command's SEND waiting for rdmac_flush (submit's doorbell). */
 struct held_send {
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
@@ -151,7 +151,7 @@ static int drain_sends(struct rblk_client_conn *c)
  * doorbell (on Soft-RoCE one system call) for the row.  What the device did
  * not take never completes; the connection has failed then.
  */
-static int rdma_flush(struct rblk_client_conn *c)
+static int rdmac_flush(struct rblk_client_conn *c)
 {
 	struct ibv_send_wr *head = c->held_head, *bad = NULL, *wr;
 	int ret;
@@ -171,10 +171,10 @@ static int rdma_flush(struct rblk_client_conn *c)
 }
 
 /* The transport op: responses do not need reading for a post to finish. */
-static int rdma_flush_op(struct rblk_client_conn *c, struct rblk_queue *q)
+static int rdmac_flush_op(struct rblk_client_conn *c, struct rblk_queue *q)
 {
 	(void)q;
-	return rdma_flush(c);
+	return rdmac_flush(c);
 }
 
 /* Takes room for one send WR in the SQ (held ones count), waiting for it. */
@@ -187,7 +187,7 @@ static int sq_reserve(struct rblk_client_conn *c)
 	 * lasts a moment; a stall this long means the peer is gone. */
 	while (!ret && c->sq_used >= c->sq_size) {
 		/* Held sends complete only once posted. */
-		if (c->held_head && (ret = rdma_flush(c)))
+		if (c->held_head && (ret = rdmac_flush(c)))
 			return ret;
 		if (!deadline)
 			deadline = rblk_now_ms() + SQ_STALL_MS;
@@ -212,7 +212,7 @@ static int post_send(struct rblk_client_conn *c, void *buf, uint32_t len,
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	int ret = rdma_flush(c);
+	int ret = rdmac_flush(c);
 
 	if (!ret)
 		ret = sq_reserve(c);
@@ -225,7 +225,7 @@ static int post_send(struct rblk_client_conn *c, void *buf, uint32_t len,
 }
 
 /* Queues tag's command SEND of [buf, buf+len) (the capsule area) for
- * rdma_flush. */
+ * rdmac_flush. */
 static int hold_send(struct rblk_client_conn *c, uint16_t tag, void *buf,
 		     uint32_t len)
 {
@@ -272,9 +272,9 @@ static int reject_errno(struct rdma_cm_event *ev, char *errbuf, size_t errlen,
 	return ev->event == RDMA_CM_EVENT_REJECTED ? -ECONNREFUSED : -EHOSTUNREACH;
 }
 
-static void rdma_close(struct rblk_client_conn *c);
+static void rdmac_close(struct rblk_client_conn *c);
 
-static int rdma_connect_(const struct rblk_client_conn_params *p,
+static int rdmac_connect(const struct rblk_client_conn_params *p,
 			 struct rblk_client_conn **connp, char *errbuf,
 			 size_t errlen)
 {
@@ -438,13 +438,13 @@ static int rdma_connect_(const struct rblk_client_conn_params *p,
 	return 0;
 
 out_close:
-	rdma_close(c);
+	rdmac_close(c);
 	return ret;
 }
 
 /* ---- setup messages ---------------------------------------------------- */
 
-static int rdma_send_msg(struct rblk_client_conn *c, const void *buf,
+static int rdmac_send_msg(struct rblk_client_conn *c, const void *buf,
 			 size_t len, int timeout_ms)
 {
 	uint8_t *sbuf = c->setup_buf + SETUP_RECV_SIZE;
@@ -516,7 +516,7 @@ static int wc_error(struct rblk_client_conn *c, const struct ibv_wc *wc)
 	return c->failed;
 }
 
-static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
+static int rdmac_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 			 int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
@@ -576,7 +576,7 @@ static int rdma_recv_msg(struct rblk_client_conn *c, void *buf, size_t max,
 
 /* ---- I/O phase --------------------------------------------------------- */
 
-static int rdma_start(struct rblk_client_conn *c,
+static int rdmac_start(struct rblk_client_conn *c,
 		      const struct rblk_client_geometry *g)
 {
 	size_t caps_bytes, total;
@@ -614,7 +614,7 @@ static int rdma_start(struct rblk_client_conn *c,
 	return 0;
 }
 
-static int rdma_reg_buffer(struct rblk_client_conn *c, void *buf, size_t len)
+static int rdmac_reg_buffer(struct rblk_client_conn *c, void *buf, size_t len)
 {
 	struct user_mr *n;
 	struct ibv_mr *mr;
@@ -690,7 +690,7 @@ static int build_sgl(const struct rblk_client_conn *c, void *buf, uint32_t len,
 	return (int)n;
 }
 
-static int rdma_submit(struct rblk_client_conn *c, struct rblk_queue *q,
+static int rdmac_submit(struct rblk_client_conn *c, struct rblk_queue *q,
 		       struct rblk_io *io)
 {
 	uint8_t *cap = c->io_buf + (size_t)io->tag * c->capsule_size;
@@ -731,7 +731,7 @@ static int rdma_submit(struct rblk_client_conn *c, struct rblk_queue *q,
  * The target takes it into a receive like a capsule; our answer lands in
  * any response slot (the setup slot, reposted after LOGIN, is one spare).
  */
-static int rdma_keepalive(struct rblk_client_conn *c, struct rblk_queue *q,
+static int rdmac_keepalive(struct rblk_client_conn *c, struct rblk_queue *q,
 			  const void *pdu, size_t len)
 {
 	uint8_t *sbuf = c->setup_buf + SETUP_RECV_SIZE;
@@ -830,7 +830,7 @@ static int spin_poll(struct rblk_client_conn *c, struct rblk_queue *q)
 	return check_cm(c, true);
 }
 
-static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
+static int rdmac_poll(struct rblk_client_conn *c, struct rblk_queue *q,
 		     int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
@@ -876,7 +876,7 @@ static int rdma_poll(struct rblk_client_conn *c, struct rblk_queue *q,
  * the event, re-arm, look again, check the CM), or the caller would wake
  * once more for nothing.
  */
-static int rdma_peek(struct rblk_client_conn *c, struct rblk_queue *q)
+static int rdmac_peek(struct rblk_client_conn *c, struct rblk_queue *q)
 {
 	int done, more, ret, seen = 0;
 
@@ -892,11 +892,11 @@ static int rdma_peek(struct rblk_client_conn *c, struct rblk_queue *q)
 		return ret;
 	if (!seen)
 		return done;
-	more = rdma_poll(c, q, 0);
+	more = rdmac_poll(c, q, 0);
 	return more < 0 ? more : done + more;
 }
 
-static int rdma_get_fd(struct rblk_client_conn *c)
+static int rdmac_get_fd(struct rblk_client_conn *c)
 {
 	return c->epfd;
 }
@@ -904,7 +904,7 @@ static int rdma_get_fd(struct rblk_client_conn *c)
 /* Spinning leaves the CQ unarmed; stopping arms it, and the caller's next
  * poll (which consumes any event and re-arms first) then finds what came
  * before. */
-static void rdma_set_spin(struct rblk_client_conn *c, int spin)
+static void rdmac_set_spin(struct rblk_client_conn *c, int spin)
 {
 	int ret;
 
@@ -924,7 +924,7 @@ static void rdma_set_spin(struct rblk_client_conn *c, int spin)
  * the QP, the CQs and channel, deregister MRs, free the PD, then the id and
  * its event channel.
  */
-static void rdma_close(struct rblk_client_conn *c)
+static void rdmac_close(struct rblk_client_conn *c)
 {
 	struct rdma_cm_event *ev;
 	struct ibv_wc wc[POLL_BATCH];
@@ -984,17 +984,17 @@ static void rdma_close(struct rblk_client_conn *c)
 const struct rblk_client_transport_ops rblk_client_rdma_ops = {
 	.name = "rdma",
 	.default_port = RBLK_XSTR(RBLK_DEFAULT_RDMA_PORT),
-	.connect = rdma_connect_,
-	.send_msg = rdma_send_msg,
-	.recv_msg = rdma_recv_msg,
-	.start = rdma_start,
-	.reg_buffer = rdma_reg_buffer,
-	.submit = rdma_submit,
-	.flush = rdma_flush_op,
-	.keepalive = rdma_keepalive,
-	.poll = rdma_poll,
-	.get_fd = rdma_get_fd,
-	.set_spin = rdma_set_spin,
-	.peek = rdma_peek,
-	.close = rdma_close,
+	.connect = rdmac_connect,
+	.send_msg = rdmac_send_msg,
+	.recv_msg = rdmac_recv_msg,
+	.start = rdmac_start,
+	.reg_buffer = rdmac_reg_buffer,
+	.submit = rdmac_submit,
+	.flush = rdmac_flush_op,
+	.keepalive = rdmac_keepalive,
+	.poll = rdmac_poll,
+	.get_fd = rdmac_get_fd,
+	.set_spin = rdmac_set_spin,
+	.peek = rdmac_peek,
+	.close = rdmac_close,
 };
