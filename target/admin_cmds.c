@@ -170,54 +170,6 @@ static int get_name(json_object *req, const char *key, const char *what,
 	return 0;
 }
 
-/* ---- config copies ------------------------------------------------------- */
-
-/* Deep copy through format+parse: the same path the file takes. */
-int tgt_admin_cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
-			char *err, size_t errlen)
-{
-	char *text = tgt_config_format(src);
-	int ret;
-
-	if (!text) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	ret = tgt_config_parse(text, "<admin>", dst, err, errlen);
-	free(text);
-	return ret;
-}
-
-int tgt_admin_cfg_commit(struct tgt_admin *a, struct tgt_config *next,
-			 char *err, size_t errlen)
-{
-	int ret;
-
-	if (a->config_path) {
-		/* Never over an edit the target has not read. */
-		ret = tgt_admin_config_fresh(a, err, errlen);
-		if (!ret)
-			ret = tgt_admin_save_config(a->config_path, next, err, errlen);
-		if (ret) {
-			tgt_config_free(next);
-			return ret;
-		}
-		tgt_admin_config_written(a, next);
-	}
-	tgt_config_free(&a->cfg);
-	a->cfg = *next;
-	tgt_config_init(next);
-	return 0;
-}
-
-void tgt_admin_cfg_restore(struct tgt_admin *a, struct tgt_config *prev)
-{
-	char err[512];
-
-	if (tgt_admin_cfg_commit(a, prev, err, sizeof(err)))
-		rblk_err("admin: could not restore the previous config: %s", err);
-}
-
 static int cfg_append_volume(struct tgt_config *cfg,
 			     const struct tgt_volume_cfg *v)
 {

@@ -92,7 +92,7 @@ int tgt_admin_plan_build(struct tgt_admin *a, const struct tgt_config *next,
 /* Frees what the plan still holds; a file a failed plan created goes. */
 void tgt_admin_plan_free(struct tgt_admin_plan *p);
 
-/* ---- admin_cmds.c: the config the admin thread keeps ----------------- */
+/* ---- admin_persist.c: the config the admin thread keeps -------------- */
 
 /* A deep copy of src (through the formatter).  0 or -errno with why. */
 int tgt_admin_cfg_clone(const struct tgt_config *src, struct tgt_config *dst,

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
+ * The admin thread's config and the file under it: copies of the config
+ * (clone), and putting a new one in place (commit: saved, then current).
+ *
  * Atomic config writes.  The sequence is the classic one: write a temp file
  * in the same directory (same file system, so rename is atomic), fsync it
  * (its data is on disk before its name is), rename over the config, fsync
@@ -8,6 +11,7 @@
  * at worst a stray ".NAME.tmp.*" file beside it.
  */
 #include "admin.h"
+#include "admin_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,4 +106,52 @@ out_unlink:
 out_free_text:
 	free(text);
 	return ret;
+}
+
+/* ---- config copies ------------------------------------------------------- */
+
+/* Deep copy through format+parse: the same path the file takes. */
+int tgt_admin_cfg_clone(const struct tgt_config *src, struct tgt_config *dst,
+			char *err, size_t errlen)
+{
+	char *text = tgt_config_format(src);
+	int ret;
+
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = tgt_config_parse(text, "<admin>", dst, err, errlen);
+	free(text);
+	return ret;
+}
+
+int tgt_admin_cfg_commit(struct tgt_admin *a, struct tgt_config *next,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	if (a->config_path) {
+		/* Never over an edit the target has not read. */
+		ret = tgt_admin_config_fresh(a, err, errlen);
+		if (!ret)
+			ret = tgt_admin_save_config(a->config_path, next, err, errlen);
+		if (ret) {
+			tgt_config_free(next);
+			return ret;
+		}
+		tgt_admin_config_written(a, next);
+	}
+	tgt_config_free(&a->cfg);
+	a->cfg = *next;
+	tgt_config_init(next);
+	return 0;
+}
+
+void tgt_admin_cfg_restore(struct tgt_admin *a, struct tgt_config *prev)
+{
+	char err[512];
+
+	if (tgt_admin_cfg_commit(a, prev, err, sizeof(err)))
+		rblk_err("admin: could not restore the previous config: %s", err);
 }
