@@ -11,6 +11,8 @@ require_python3
 PORT=$(free_port) || skip "no free port"
 CONF=$T/t.conf
 write_conf "$CONF" uring "$T/vol.img" 1M
+mkdir -p "$T/vols"
+sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
 start_target "$CONF"
 c() { ctl "$CONF" "$@"; }
 
