@@ -9,12 +9,7 @@ require_rblkctl
 INI_BIN=$RBLK_BUILD/rblk-initiator
 [ -x "$INI_BIN" ] || skip "$INI_BIN not built"
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-mkdir -p "$T/vols"
-write_conf "$CONF" uring "$T/vol.img" 1M
-sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
-start_target "$CONF"
+start_admin_target
 c() { ctl "$CONF" "$@"; }
 
 refused() {	# what-for command...: exit 2 and a line naming the option

@@ -11,12 +11,7 @@ require_target
 require_rblkctl
 require_fio_engine
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-write_conf "$CONF" uring "$T/vol.img" 4M
-mkdir -p "$T/vols"
-sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
-start_target "$CONF"
+start_admin_target 4M
 ctl "$CONF" volume create only --size 1M >/dev/null || fail "volume create only"
 ctl "$CONF" volume allow only alice >/dev/null || fail "volume allow only alice"
 

@@ -12,12 +12,7 @@ require_rblkctl
 require_login
 require_python3
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-mkdir -p "$T/vols"
-write_conf "$CONF" uring "$T/vol.img" 1M
-sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
-start_target "$CONF"
+start_admin_target
 c() { ctl "$CONF" "$@"; }
 field() { c volume show vol0 --json | jget "d['volume']['$1']"; }
 login() { "$LOGIN" --host h1 "$@" 127.0.0.1 "$PORT" vol0; }

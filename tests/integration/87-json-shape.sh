@@ -8,12 +8,7 @@ require_target
 require_rblkctl
 require_python3
 
-PORT=$(free_port) || skip "no free port"
-CONF=$T/t.conf
-mkdir -p "$T/vols"
-write_conf "$CONF" uring "$T/vol.img" 1M
-sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
-start_target "$CONF"
+start_admin_target
 export RBLK_RUN_DIR=$T/run	# rblkctl list: no devices of this machine's
 mkdir -p "$RBLK_RUN_DIR"
 

@@ -99,6 +99,19 @@ allow_any_host = yes
 CONF
 }
 
+# start_admin_target [SIZE]: a target on a free $PORT with config $CONF
+# ($T/t.conf): volume vol0 (a file of SIZE, default 1M, open to any host)
+# and volume_dir $T/vols, so what rblkctl creates stays in the test's
+# folder.  For the control-plane tests.
+start_admin_target() {
+	PORT=$(free_port) || skip "no free port"
+	CONF=$T/t.conf
+	mkdir -p "$T/vols"
+	write_conf "$CONF" uring "$T/vol.img" "${1:-1M}"
+	sed -i "/^admin_socket/a volume_dir = $T/vols" "$CONF"
+	start_target "$CONF"
+}
+
 # run_case NAME FUNCTION [ARGS]: runs FUNCTION with its output in
 # $T/case-NAME.log and prints one RBLK-CASE line for it: on a pass with the
 # case's "note:" lines, on a failure after the last RUN_CASE_TAIL (25) lines

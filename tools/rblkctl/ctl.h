@@ -9,6 +9,7 @@
 #define RBLK_TOOLS_RBLKCTL_CTL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -33,6 +34,13 @@ int ctl_global_opt(int argc, char **argv, int *i);
  * refused or could not be reached.  Takes ownership of req.
  */
 int ctl_request(json_object *req, json_object **rsp);
+
+/*
+ * For a command that takes no arguments, only global options and --help:
+ * -1 to go on, or the exit status (0 after --help, 2 after a usage error,
+ * with usage printed).
+ */
+int ctl_no_args(int argc, char **argv, const char *cmd, void (*usage)(FILE *));
 
 /* Prints o as pretty JSON on stdout. */
 void ctl_print_json(json_object *o);

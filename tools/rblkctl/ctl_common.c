@@ -204,3 +204,24 @@ bool ctl_jbool(json_object *o, const char *key)
 		return false;
 	return json_object_get_boolean(j);
 }
+
+int ctl_no_args(int argc, char **argv, const char *cmd, void (*usage)(FILE *))
+{
+	int i = 1, g;
+
+	while (i < argc) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		g = ctl_global_opt(argc, argv, &i);
+		if (g < 0)
+			return 2;
+		if (!g) {
+			fprintf(stderr, "rblkctl %s: unexpected argument '%s'\n", cmd, argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	return -1;
+}

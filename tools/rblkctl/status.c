@@ -56,22 +56,10 @@ static void print_status(json_object *rsp)
 int rblkctl_status(int argc, char **argv)
 {
 	json_object *req, *rsp;
-	int i = 1, g;
+	int ret = ctl_no_args(argc, argv, "status", usage);
 
-	while (i < argc) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		g = ctl_global_opt(argc, argv, &i);
-		if (g < 0)
-			return 2;
-		if (!g) {
-			fprintf(stderr, "rblkctl status: unexpected argument '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
-		}
-	}
+	if (ret >= 0)
+		return ret;
 	req = json_object_new_object();
 	json_object_object_add(req, "cmd", json_object_new_string("status"));
 	if (ctl_request(req, &rsp))
