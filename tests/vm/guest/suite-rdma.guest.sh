@@ -230,7 +230,7 @@ CONF
 	for tp in rdma tcp; do
 		port=$RPORT; [ "$tp" = tcp ] && port=$TPORT
 		out=$("$RBLK_BUILD/rblkctl" discover --target "$IP:$port" --transport "$tp" \
-			--host me 2>&1) || { echo "$out"; fail "discover over $tp failed"; }
+			--hostname me 2>&1) || { echo "$out"; fail "discover over $tp failed"; }
 		echo "$out"
 		grep -qw vol0 <<<"$out" || fail "discover over $tp does not list vol0"
 		grep -qw hidden <<<"$out" && fail "discover over $tp lists a volume this host may not use"
