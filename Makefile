@@ -40,7 +40,7 @@ endif
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -pthread -fPIC
-CFLAGS  += -Iproto -Iinitiator/client -Itarget $(PKG_CFLAGS)
+CFLAGS  += $(PKG_CFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
@@ -76,6 +76,24 @@ endif
 endif
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+# Include paths per component, so the build enforces the layering
+# (docs/design.md): a file sees the headers of its own folder (the
+# compiler's "" lookup) and of the layers below it, never those above or
+# beside it.  The target cannot include the client's headers, the client
+# not the target's, proto nothing.  Unit tests and fuzzers test modules of
+# every layer and see them all; rblkctl reaches the initiator's headers by
+# their relative path, which names that one dependency.
+INC_proto            :=
+INC_target           := -Iproto
+INC_initiator/client := -Iproto
+INC_initiator        := -Iproto -Iinitiator/client
+INC_tools/rblkctl    := -Iproto -Iinitiator/client
+INC_tools/fio        := -Iproto -Iinitiator/client
+INC_tests/tools      := -Iproto -Iinitiator/client
+INC_tests/unit       := -Iproto -Iinitiator/client -Itarget
+INC_tests/fuzz       := -Iproto -Itarget
+includes = $(INC_$(patsubst %/,%,$(dir $(1))))
 
 # The release version, written once: the first line of debian/changelog;
 # a git checkout adds what git describes (git may be absent: CI's fresh
@@ -116,7 +134,7 @@ all: $(BINS) $(if $(HAVE_SCDOC),$(MAN_OUT))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(call includes,$<) -c -o $@ $<
 
 man: $(MAN_OUT)
 $(BUILD)/man/%: docs/man/%.scd
@@ -154,7 +172,8 @@ $(BUILD)/tests/%: $(call obj,tests/unit/%.c) $(call obj,$(UNIT_HELPER)) $(LIBTAR
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs cmocka)
 
-$(BUILD)/tests/tools/%: $(call obj,tests/tools/%.c) $(LIBTARGET) $(LIBCLIENT) $(LIBPROTO)
+# Test tools are clients: the client library and proto, nothing of the target.
+$(BUILD)/tests/tools/%: $(call obj,tests/tools/%.c) $(LIBCLIENT) $(LIBPROTO)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -170,7 +189,7 @@ UBSAN_TARGET := $(UBSAN)/rblk-target
 
 $(UBSAN)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(UBSAN_FLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(call includes,$<) $(UBSAN_FLAGS) -c -o $@ $<
 
 $(UBSAN)/libproto.a: $(call ubsan_obj,$(PROTO_SRC))
 $(UBSAN)/libtarget.a: $(call ubsan_obj,$(TARGET_SRC))

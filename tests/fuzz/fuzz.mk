@@ -57,7 +57,7 @@ $(FUZZ_OK):
 
 $(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_OK)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(call includes,$<) -c -o $@ $<
 
 $(FUZZ_LIBPROTO): $(call fuzz_obj,$(PROTO_SRC))
 $(FUZZ_LIBTARGET): $(call fuzz_obj,$(TARGET_SRC))

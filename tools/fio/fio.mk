@@ -22,7 +22,7 @@ FIO_NOSRC  := $(BUILD)/fio-src.unavailable
 
 # fio's headers need its config-host.h first, or they clash with glibc.
 FIO_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -MMD -MP,$(CFLAGS)) \
-	      -I$(FIO_SRC) -include $(FIO_SRC)/config-host.h
+	      $(INC_tools/fio) -I$(FIO_SRC) -include $(FIO_SRC)/config-host.h
 # -z now: a symbol fio does not export fails at load, not mid-run.
 FIO_LDFLAGS := -shared -Wl,-z,now
 
@@ -33,7 +33,7 @@ ifeq ($(SANITIZE),1)
 FIO_ENGINE_OBJS := $(patsubst %.c,$(BUILD)/fio-obj/%.o,$(CLIENT_SRC) $(PROTO_SRC))
 $(BUILD)/fio-obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) -c -o $@ $<
+	$(CC) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) $(call includes,$<) -c -o $@ $<
 else
 FIO_ENGINE_OBJS := $(LIBCLIENT) $(LIBPROTO)
 endif
