@@ -7,7 +7,7 @@
 # target must still serve LOGINs after each, the good clients' data must
 # verify, and the target must stop cleanly afterwards.  A bystander does
 # fio verify on a volume of its own (byst) throughout; each case also
-# fails if it has seen an error by then (issue 11).  Then two cases that
+# fails if it has seen an error by then.  Then two cases that
 # need more setup: a volume's secret cleared while a client is being
 # challenged (the answer must still be AUTH_FAILED), and a target with
 # more volumes than one DISCOVER answer holds (the answer says it is cut).

@@ -5,7 +5,7 @@
 # built with UBSan's alignment check fatal ($BUILD/ubsan/rblk-target, see
 # the Makefile): a decoder that reads a wire struct in place kills that
 # target, so this fails even when the rest of the build has no sanitizer.
-# A bystander does fio verify on a volume of its own meanwhile (issue 11).
+# A bystander does fio verify on a volume of its own meanwhile.
 . "$(dirname "$0")/lib.sh"
 TARGET_BIN=$RBLK_BUILD/ubsan/rblk-target
 require_target

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# At its descriptor limit the target must not spin on accept (issue 11,
-# item 5b: 380,000 "accept: Too many open files" lines a second, a core at
+# At its descriptor limit the target must not spin on accept
+# (380,000 "accept: Too many open files" lines a second, a core at
 # 100 %).  Started with `ulimit -n 64`, it gets more connections than it
 # has fds; for 3 s its log must stay small and its CPU time low (the
 # listener is paused with backoff, the repeats are rate-limited).  Once the
 # hogs are gone, a new client must log in and do I/O again.  A bystander
-# logged in before does fio verify on volume byst throughout (issue 11).
+# logged in before does fio verify on volume byst throughout.
 . "$(dirname "$0")/lib.sh"
 require_target
 LOGIN=$RBLK_BUILD/tests/tools/rblk-login

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Buffer caps, connection limits and idle sessions (issue 11, items 5 and
-# 5b).  A bystander does fio crc32c verify on its own volume from
+# Buffer caps, connection limits and idle sessions.
+# A bystander does fio crc32c verify on its own volume from
 # 127.0.0.1, first alone (its solo IOPS), then while hostile sessions from
 # 127.0.0.2 attack another volume on the same two reactors:
 #   - 4 sessions that send 32 READs of 1 MiB each and never read a byte;

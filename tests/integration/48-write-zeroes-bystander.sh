@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Long blocking store calls must not stall the other connections of a
-# reactor (issue 11, item 7).  One reactor serves a bystander (fio
+# reactor.  One reactor serves a bystander (fio
 # randwrite + crc32c verify, QD1, on a volume in tmpfs so that the disk's
 # own contention does not show) and:
 #   zeroes   a 4 GiB loop device zeroed with WRITE_ZEROES, split at the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Connections that never LOGIN are capped per source address and in total
-# (issue 11, item 6): with max_prelogin_per_host = 8 and max_prelogin = 12,
+# Connections that never LOGIN are capped per source address and in total:
+# with max_prelogin_per_host = 8 and max_prelogin = 12,
 # idle openings from 127.0.0.1 beyond 8, and from 127.0.0.3 beyond the
 # total of 12, are closed at once and logged (rate-limited); a real client
 # from a full source is refused too.  Once the idle ones close, new

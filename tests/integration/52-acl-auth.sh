@@ -6,7 +6,7 @@
 # and reported clearly to the client, DISCOVER showing only allowed volumes
 # and a volume with a secret only to a client that proved the secret.
 # A bystander does fio verify on volume byst meanwhile and is checked
-# after the attacks (issue 11).
+# after the attacks.
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# allow_hosts identity and closed-by-default (issue 11, items 1 and 2):
+# allow_hosts identity and closed-by-default:
 # an address entry matches only the connection's real peer address (a
 # client claiming a listed address as its host name is refused), CIDR
 # ranges match by real address, a volume without allow_hosts or
@@ -8,7 +8,7 @@
 # closed (also after a restart), and allow/deny --any open and close it.
 # Loopback is 127.0.0.0/8: the probe binds 127.0.0.x to choose its peer
 # address.  A bystander does fio verify on volume byst meanwhile and is
-# checked after each attack (issue 11).
+# checked after each attack.
 . "$(dirname "$0")/lib.sh"
 require_target
 require_rblkctl

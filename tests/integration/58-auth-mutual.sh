@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Mutual authentication (issue 11, items 4 and 5c), over TCP:
+# Mutual authentication, over TCP:
 # - the real target proves it knows the secret (its MAC_T verifies);
 # - an answer to a challenge that changes the volume (to an open one), the
 #   host or the depth, or lacks the initiator's nonce, is AUTH_FAILED and
@@ -9,7 +9,7 @@
 #   proof is wrong or missing, or that skips the challenge although the
 #   client holds a secret (a fake target, tests/tools/rblk-faketarget).
 # A bystander does fio verify on volume byst of the real target meanwhile
-# and is checked after each attack (issue 11).
+# and is checked after each attack.
 . "$(dirname "$0")/lib.sh"
 require_target
 PROBE=$RBLK_BUILD/tests/tools/rblk-authprobe

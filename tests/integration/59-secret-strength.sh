@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Secrets strong enough for an offline guesser (issue 11, item 4):
+# Secrets strong enough for an offline guesser:
 # rblkctl volume secret --generate writes a 0600 file of 32 random bytes
 # that works at once, never overwrites a file and leaves none behind when
 # refused; a secret shorter than 16 bytes is refused by the CLI, by a raw

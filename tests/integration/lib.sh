@@ -183,7 +183,7 @@ limit_at_least() {
 	[ "$n" -ge "$3" ] || fail "rblkctl stats counts $2 = $n, want >= $3"
 }
 
-# ---- bystander (issue 11: every attack runs next to a verified client) --
+# ---- bystander (every attack runs next to a verified client) --
 # bystander_start VOLUME [PORT]: in the background, rounds of fio crc32c
 # verify through the engine on VOLUME (a volume of its own, open to
 # 127.0.0.1), each BYSTANDER_SECS (1) s, until bystander_check; returns

@@ -216,7 +216,7 @@ pair_attach() {	# transport volume [attach options...]
 	log "attached $DEV ($volume over $transport from the other node)"
 }
 
-# Issue 9's fault cases: xfs on /dev/ublkbN from the other node, fio with
+# The fault cases: xfs on /dev/ublkbN from the other node, fio with
 # crc32c verify on it, and FAULT (a fault_* function, given fio's pid and
 # ARGS) 3 s into the run.  Passing means: fio returns 0 and verifies, the
 # client's kernel logs no I/O error, and xfs_repair -n is clean.

@@ -425,7 +425,7 @@ mem_of() {
 }
 
 # 1,000 RDMA connects asking for depth 1024 that never LOGIN (100 open at
-# once, the oldest closed to make room; issue 11, item 6): the target
+# once, the oldest closed to make room): the target
 # admits at most max_prelogin_per_host (64) of them at a time and rejects
 # the rest NO_RESOURCES, each admitted one costs little (no receive
 # buffers before LOGIN, a send queue that does not grow with the depth),
@@ -519,7 +519,7 @@ fio_clat_max_ms() {
 # 1 MiB READs (two of them) or READs and WRITEs (two) and never take an
 # answer: no receive reposted, CQ
 # never polled, so the target's response SENDs meet RNR and the chunks of
-# those commands stay pinned (issue 11, item 5, over RDMA).  The caps hold
+# those commands stay pinned (over RDMA).  The caps hold
 # each to conn_buffer_mb (4 MiB) of its reactor's 32 MiB pool;
 # host_buffer_mb is the whole pool because every client in this VM comes
 # from one address (the per-host share is tested over TCP, 47).  A

@@ -257,7 +257,7 @@ case_fio_verify_tcp() {
 	detach "$DEV"
 }
 
-# --- polling modes (issue 12) ----------------------------------------------------
+# --- polling modes ----------------------------------------------------
 
 # poll_case MODE: target rdma_poll = MODE, attach --poll MODE; fio verify at
 # QD1 and QD32 with idle gaps between (adaptive falls asleep and must wake
@@ -486,7 +486,7 @@ case_detach_stalled_target() {
 	fio_gone "$fpid"
 }
 
-# Issue 10, case 4: a device attached with --no-recovery goes away when its
+# A device attached with --no-recovery goes away when its
 # rblk-initiator is killed (as before recovery existed), list says dead,
 # detach cleans up, and nothing is left: no ublk nodes or sysfs entries, no
 # state file, no rblk process, the target back to its fd count.
@@ -512,7 +512,7 @@ case_initiator_killed() {
 	log "device gone after kill -9, nothing left after detach; target fds $tfd0 before, $(tgt_fds) after"
 }
 
-# --- recovery (issue 10) ------------------------------------------------------
+# --- recovery ------------------------------------------------------
 
 state_pid() {	# DEV: the serving pid recorded in the state file
 	jq -er .pid "/run/rblk/$(basename "$1").json"
@@ -572,7 +572,7 @@ xfs_fio_check() {
 	log "fio verify passed (rc 0), no kernel I/O error, xfs_repair -n clean; clat max $(jq '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1e6 | floor' fio.json) ms"
 }
 
-# Issue 10, case 1: kill -9 of rblk-initiator during fio verify on a
+# Kill -9 of rblk-initiator during fio verify on a
 # mounted xfs; the supervisor of `rblkctl attach` (recovery auto, the
 # default) starts a new server, which takes the quiesced device over.
 case_recovery_auto() {
@@ -601,7 +601,7 @@ case_recovery_auto() {
 	no_leftovers
 }
 
-# Issue 10, case 2: the same with --recovery manual and `rblkctl recover`
+# The same with --recovery manual and `rblkctl recover`
 # typed 10 s after the kill; meanwhile the device stays, quiesced, and fio
 # waits.  Bad input first: recover of a live and of an unknown device.
 case_recovery_manual() {
@@ -638,7 +638,7 @@ case_recovery_manual() {
 	no_leftovers
 }
 
-# Issue 10, case 3: kill the server 20 times in a row under I/O.  Each
+# Kill the server 20 times in a row under I/O.  Each
 # time a new one takes over; no leak on either side: one /dev/ublkcN, one
 # /sys/block/ublkbN, the same number, one server, one supervisor (its fd
 # count unchanged), the target back to its fd count; fio saw no error.
