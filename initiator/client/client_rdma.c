@@ -274,59 +274,53 @@ static int reject_errno(struct rdma_cm_event *ev, char *errbuf, size_t errlen,
 
 static void rdmac_close(struct rblk_client_conn *c);
 
-static int rdmac_connect(const struct rblk_client_conn_params *p,
-			 struct rblk_client_conn **connp, char *errbuf,
-			 size_t errlen)
+/* The CM id resolved to the target's device, and its protection domain. */
+static int rdmac_resolve(struct rblk_client_conn *c,
+			 const struct rblk_client_conn_params *p,
+			 struct ibv_device_attr *dev, char *errbuf, size_t errlen)
 {
-	struct rblk_rdma_qp_caps caps;
-	struct ibv_device_attr dev;
-	struct rdma_conn_param cp;
-	struct rdma_cm_event *ev;
-	struct rblk_client_conn *c;
-	struct rblk_rdma_cm priv, acc;
-	uint8_t pdata[sizeof(struct rblk_wire_rdma_cm)];
-	unsigned cqe;
 	int ret;
 
-	if (p->source_addr) {
-		rblk_client_set_err(errbuf, errlen, "a source address is supported on tcp only");
-		return -EOPNOTSUPP;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		rblk_client_set_err(errbuf, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	c->epfd = -1;
-	c->stop = p->stop;
 	ret = rblk_rdma_channel_create(&c->cm_ch);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "rdma_create_event_channel: %s (no RDMA device?)",
 			strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	ret = rblk_rdma_id_create(c->cm_ch, c, &c->id);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "rdma_create_id: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	ret = rblk_rdma_resolve(c->id, p->host, p->port, RBLK_DEFAULT_RDMA_PORT,
 				p->timeout_ms);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "cannot resolve RDMA route to %s:%s: %s",
 			p->host, p->port, strerror(-ret));
-		goto out_close;
+		return ret;
 	}
-	ret = rblk_ibv_err(ibv_query_device(c->id->verbs, &dev));
+	ret = rblk_ibv_err(ibv_query_device(c->id->verbs, dev));
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "ibv_query_device: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	ret = rblk_rdma_pd_alloc(c->id->verbs, &c->pd);
-	if (ret) {
+	if (ret)
 		rblk_client_set_err(errbuf, errlen, "ibv_alloc_pd: %s", strerror(-ret));
-		goto out_close;
-	}
+	return ret;
+}
+
+/* Completion queues, the queue pair, and the registered buffer of the
+ * setup messages with its receive posted: all a connection needs before
+ * rdma_connect. */
+static int rdmac_create_queues(struct rblk_client_conn *c,
+			       const struct rblk_client_conn_params *p,
+			       char *errbuf, size_t errlen)
+{
+	struct rblk_rdma_qp_caps caps;
+	unsigned cqe;
+	int ret;
+
 	/* Sends: one capsule per tag, and a tag can be reused before its
 	 * send completion was reaped: room for two rounds. */
 	c->sq_size = 2u * p->queue_depth + 4;
@@ -337,7 +331,7 @@ static int rdmac_connect(const struct rblk_client_conn_params *p,
 					  &c->scq);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "ibv_create_cq: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	caps = (struct rblk_rdma_qp_caps) {
 		.max_send_wr = c->sq_size,
@@ -348,29 +342,43 @@ static int rdmac_connect(const struct rblk_client_conn_params *p,
 	ret = rblk_rdma_qp_create(c->id, c->pd, c->scq, c->rcq, NULL, c, &caps);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "rdma_create_qp: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
-	ret = -ENOMEM;
 	/* aligned_alloc wants a size that is a multiple of the alignment. */
 	c->setup_buf = aligned_alloc(4096, (SETUP_RECV_SIZE + SETUP_SEND_SIZE + 4095) &
 					   ~(size_t)4095);
 	if (!c->setup_buf) {
 		rblk_client_set_err(errbuf, errlen, "out of memory");
-		goto out_close;
+		return -ENOMEM;
 	}
 	ret = rblk_rdma_mr_reg(c->pd, c->setup_buf, SETUP_RECV_SIZE + SETUP_SEND_SIZE,
 			       IBV_ACCESS_LOCAL_WRITE, &c->setup_mr);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "ibv_reg_mr: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	c->setup_slot = (struct recv_slot) { c->setup_buf, SETUP_RECV_SIZE };
 	ret = post_slot(c, &c->setup_slot, c->setup_mr->lkey);
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "ibv_post_recv: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	c->setup_posted = 1;
+	return 0;
+}
+
+/* rdma_connect with our queue in the private data, then wait for
+ * ESTABLISHED and check what the target accepted. */
+static int rdmac_cm_connect(struct rblk_client_conn *c,
+			    const struct rblk_client_conn_params *p,
+			    const struct ibv_device_attr *dev,
+			    char *errbuf, size_t errlen)
+{
+	uint8_t pdata[sizeof(struct rblk_wire_rdma_cm)];
+	struct rblk_rdma_cm priv, acc;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	int ret;
 
 	priv = (struct rblk_rdma_cm) {
 		.queue_id = p->queue_id,
@@ -381,15 +389,15 @@ static int rdmac_connect(const struct rblk_client_conn_params *p,
 	cp.private_data_len = (uint8_t)rblk_encode_rdma_cm(pdata, &priv);
 	/* The target RDMA-READs WRITE data from us: let it have as many
 	 * reads in flight as the device allows.  We issue none. */
-	cp.responder_resources = (uint8_t)(dev.max_qp_rd_atom > 255 ? 255 :
-					   dev.max_qp_rd_atom);
+	cp.responder_resources = (uint8_t)(dev->max_qp_rd_atom > 255 ? 255 :
+					   dev->max_qp_rd_atom);
 	cp.initiator_depth = 0;
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
 	ret = rblk_cm_err(rdma_connect(c->id, &cp));
 	if (ret) {
 		rblk_client_set_err(errbuf, errlen, "rdma_connect: %s", strerror(-ret));
-		goto out_close;
+		return ret;
 	}
 	/* The CM event comes on the channel's fd: wait there first, so a
 	 * stopping caller is heard; the event itself is then at hand. */
@@ -409,7 +417,7 @@ static int rdmac_connect(const struct rblk_client_conn_params *p,
 			rblk_client_set_err(errbuf, errlen, "RDMA connect to %s: %s", who,
 				ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
 		}
-		goto out_close;
+		return ret;
 	}
 	ret = rblk_decode_rdma_cm(ev->param.conn.private_data,
 				  ev->param.conn.private_data_len, &acc);
@@ -419,9 +427,40 @@ static int rdmac_connect(const struct rblk_client_conn_params *p,
 	    acc.queue_depth > p->queue_depth) {
 		rblk_client_set_err(errbuf, errlen, "target accepted with bad private data (%s)",
 			rblk_status_str(ret != RBLK_S_OK ? ret : acc.status));
-		ret = -EPROTO;
-		goto out_close;
+		return -EPROTO;
 	}
+	RBLK_DBG(RBLK_DBG_CONN, "rdma: connected to %s:%s queue %u, depth %u",
+		 p->host, p->port, p->queue_id, acc.queue_depth);
+	return 0;
+}
+
+static int rdmac_connect(const struct rblk_client_conn_params *p,
+			 struct rblk_client_conn **connp, char *errbuf,
+			 size_t errlen)
+{
+	struct ibv_device_attr dev;
+	struct rblk_client_conn *c;
+	int ret;
+
+	if (p->source_addr) {
+		rblk_client_set_err(errbuf, errlen, "a source address is supported on tcp only");
+		return -EOPNOTSUPP;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rblk_client_set_err(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->epfd = -1;
+	c->stop = p->stop;
+	ret = rdmac_resolve(c, p, &dev, errbuf, errlen);
+	if (!ret)
+		ret = rdmac_create_queues(c, p, errbuf, errlen);
+	if (!ret)
+		ret = rdmac_cm_connect(c, p, &dev, errbuf, errlen);
+	if (ret)
+		goto out_close;
+	/* One fd to wait on: receive completions and CM events. */
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0 ||
 	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->rcq_ch->fd,
@@ -432,8 +471,6 @@ static int rdmac_connect(const struct rblk_client_conn_params *p,
 		rblk_client_set_err(errbuf, errlen, "epoll: %s", strerror(-ret));
 		goto out_close;
 	}
-	RBLK_DBG(RBLK_DBG_CONN, "rdma: connected to %s:%s queue %u, depth %u",
-		 p->host, p->port, p->queue_id, acc.queue_depth);
 	*connp = c;
 	return 0;
 
