@@ -26,18 +26,12 @@
 #include "../../initiator/state.h"
 #include "../../initiator/ublk_ctrl.h"
 #include "attach.h"
+#include "initiator_proc.h"
+#include "supervise.h"
 #include "ctl.h"
 #include "rblk_proto.h"
 
 #define DETACH_TIMEOUT_S	30
-
-int ctl_need_root(const char *cmd)
-{
-	if (geteuid() == 0)
-		return 0;
-	fprintf(stderr, "rblkctl %s: must be run as root\n", cmd);
-	return -EPERM;
-}
 
 static int have_ublk(void)
 {
@@ -68,52 +62,6 @@ static int have_ublk(void)
 	return 0;
 }
 
-/* rblk-initiator next to this rblkctl, else $RBLK_INITIATOR, else PATH. */
-void ctl_find_initiator(char *buf, size_t len)
-{
-	const char *env = getenv("RBLK_INITIATOR");
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 32);
-	if (n > 0) {
-		self[n] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(buf, len, "%.*s/rblk-initiator",
-				 (int)(sizeof(self) - 32), self);
-			if (access(buf, X_OK) == 0)
-				return;
-		}
-	}
-	snprintf(buf, len, "rblk-initiator");
-}
-
-/* "/dev/ublkb3", "ublkb3" or "3" -> 3; -1 when it is none of those. */
-int ctl_parse_dev(const char *s)
-{
-	char *end;
-	long v;
-
-	if (!strncmp(s, "/dev/", 5))
-		s += 5;
-	if (!strncmp(s, "ublkb", 5))
-		s += 5;
-	if (!*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < 0 || v > (1 << 20))
-		return -1;
-	return (int)v;
-}
-
 static int access_ublkc(int id)
 {
 	char path[64];
@@ -128,15 +76,6 @@ static int dev_exists(int id)
 
 	snprintf(path, sizeof(path), "/dev/ublkb%d", id);
 	return access(path, F_OK) == 0;
-}
-
-int ctl_blk_exists(int id)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/dev/ublkb%d", id);
-	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
 }
 
 /* ---- attach ------------------------------------------------------------- */
@@ -174,49 +113,6 @@ static void attach_usage(FILE *f)
 "                         stdout/stderr, SIGTERM detaches; for systemd units);\n"
 "                         a crash is recovered only with --recovery auto\n"
 "  -h, --help\n", CTL_ATTACH_TIMEOUT_S, RBLK_POLL_US_DEFAULT);
-}
-
-/* Waits for the daemon's one line; returns the device id or -1. */
-int ctl_wait_ready(int fd, pid_t child, int timeout_s, char *msg, size_t msglen)
-{
-	int64_t deadline = rblk_now_ms() + (int64_t)timeout_s * 1000;
-	size_t got = 0;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int id;
-
-	msg[0] = 0;
-	while (got < msglen - 1) {
-		int64_t left = deadline - rblk_now_ms();
-		ssize_t n;
-
-		if (left <= 0) {
-			snprintf(msg, msglen, "timed out after %d s waiting for the device", timeout_s);
-			kill(child, SIGTERM);
-			return -1;
-		}
-		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
-			break;
-		if (!pfd.revents)
-			continue;
-		n = read(fd, msg + got, msglen - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-		msg[got] = 0;
-		if (strchr(msg, '\n'))
-			break;
-	}
-	msg[got] = 0;
-	msg[strcspn(msg, "\n")] = 0;
-	if (sscanf(msg, "OK ublkb%d", &id) == 1)
-		return id;
-	if (!strncmp(msg, "ERR ", 4))
-		memmove(msg, msg + 4, strlen(msg + 4) + 1);
-	else if (!msg[0])
-		snprintf(msg, msglen, "rblk-initiator exited before the device was ready");
-	return -1;
 }
 
 int rblkctl_attach(int argc, char **argv)
