@@ -498,7 +498,7 @@ static void resume_done(struct tgt_event *ev, int res, uint32_t flags)
 	tgt_conn_put(&rc->c);
 }
 
-static void rdmat_resume(struct tgt_conn *c)
+void tgt_rdma_resume(struct tgt_conn *c)
 {
 	struct rdma_conn *rc = RC(c);
 
@@ -718,7 +718,7 @@ static int post_fetch(struct rdma_conn *rc, struct tgt_req *req)
 	return queue_wrs(rc, req->tag, wr, sge, t->n);
 }
 
-static int rdmat_fetch_data(struct tgt_req *req)
+int tgt_rdma_fetch_data(struct tgt_req *req)
 {
 	struct rdma_conn *rc = RC(req->conn);
 	int ret;
@@ -813,7 +813,7 @@ static int post_rsp(struct rdma_conn *rc, struct tgt_req *req)
 	return ret;
 }
 
-static void rdmat_send_rsp(struct tgt_req *req)
+void tgt_rdma_send_rsp(struct tgt_req *req)
 {
 	struct rdma_conn *rc = RC(req->conn);
 	int ret;
@@ -845,7 +845,7 @@ static void ctl_sent(struct tgt_event *ev, int res, uint32_t flags)
 	tgt_conn_put(&rc->c);
 }
 
-static int rdmat_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
+int tgt_rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 {
 	struct rdma_conn *rc = RC(c);
 	struct ctl_slot *s = NULL;
@@ -892,7 +892,7 @@ static int rdmat_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 
 /* ---- connection life -------------------------------------------------------- */
 
-static void rdmat_shutdown(struct tgt_conn *c, bool force)
+void tgt_rdma_shutdown(struct tgt_conn *c, bool force)
 {
 	struct rdma_conn *rc = RC(c);
 
@@ -904,7 +904,7 @@ static void rdmat_shutdown(struct tgt_conn *c, bool force)
 		maybe_disconnect(rc);
 }
 
-static void rdmat_free(struct tgt_conn *c)
+void tgt_rdma_free(struct tgt_conn *c)
 {
 	struct rdma_conn *rc = RC(c);
 
@@ -923,6 +923,19 @@ static void rdmat_free(struct tgt_conn *c)
 		io_uring_sqe_set_data(sqe, NULL);
 	}
 	maybe_destroy(rc);
+}
+
+/* Any thread: the last reference (the listener's or a connection's)
+ * frees the device's PD and MRs. */
+void tgt_rdma_dev_put(struct rdma_dev *d)
+{
+	if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
+		return;
+	for (unsigned i = 0; i < d->n_reactors; i++)
+		rblk_rdma_mr_dereg(d->pool_mr[i]);
+	rblk_rdma_pd_free(d->pd);
+	free(d->pool_mr);
+	free(d);
 }
 
 /* In the order nothing is freed while the device may still use it. */
@@ -985,7 +998,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 		p += rc->ctl[i].size;
 	}
 	/* Enough for LOGIN (twice with a challenge) or DISCOVER: the depth's
-	 * receives wait for LOGIN to pass (rdmat_login). */
+	 * receives wait for LOGIN to pass (tgt_rdma_login). */
 	for (unsigned i = 0; i < PRE_RX; i++) {
 		rc->rx_pre[i].ev.done = rx_done;
 		rc->rx_pre[i].rc = rc;
@@ -1007,7 +1020,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
  * costing the main thread the whole depth.  On failure what was made
  * stays in rc for teardown (receives may be posted already).
  */
-static int rdmat_login(struct tgt_conn *c, unsigned depth)
+int tgt_rdma_login(struct tgt_conn *c, unsigned depth)
 {
 	struct rdma_conn *rc = RC(c);
 	size_t size = (size_t)depth * (RX_SIZE + RSP_SLOT);
@@ -1068,26 +1081,10 @@ void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w)
 	}
 	/* The CM's view of the peer, not anything the client sent: this is
 	 * what allow_hosts address entries are checked against. */
-	tgt_conn_init(&rc->c, &tgt_transport_rdma, rc->srv, r, peer, sa);
+	tgt_conn_init(&rc->c, rc->ops, rc->srv, r, peer, sa);
 	tgt_conn_get(&rc->c);	/* the transport's, dropped when drained */
 	arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
 	arm_cq(rc);
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: RDMA connection, depth %u",
 		 tgt_reactor_id(r), peer, rc->depth);
 }
-
-const struct tgt_transport_ops tgt_transport_rdma = {
-	.name = "rdma",
-	.flags = 0,
-	.listen = tgt_rdma_listen,
-	.listener_fd = tgt_rdma_listener_fd,
-	.accept = tgt_rdma_accept,
-	.unlisten = tgt_rdma_unlisten,
-	.fetch_data = rdmat_fetch_data,
-	.send_rsp = rdmat_send_rsp,
-	.send_pdu = rdmat_send_pdu,
-	.resume = rdmat_resume,
-	.shutdown = rdmat_shutdown,
-	.free = rdmat_free,
-	.login = rdmat_login,
-};

@@ -94,6 +94,8 @@ struct rdma_conn {
 	struct tgt_conn c;		/* must be first */
 	struct tgt_work work;
 	struct tgt_server *srv;
+	/* tgt_transport_rdma, set by the listener that built this */
+	const struct tgt_transport_ops *ops;
 	struct rdma_dev *dev;
 	uint32_t pool_lkey;
 	struct rdma_event_channel *cm_ch;
@@ -155,20 +157,29 @@ struct rdma_conn {
 #define EV_OWNER(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
-/* rdma_listen.c */
-/* Drops a reference to d (any thread); the last one frees PD and MRs. */
-void tgt_rdma_dev_put(struct rdma_dev *d);
+/* rdma_listen.c: the listener, and the transport table (server.c) */
 int  tgt_rdma_listen(struct tgt_server *srv, const char *addr,
 		     struct tgt_listener **lp);
 int  tgt_rdma_listener_fd(struct tgt_listener *l);
 int  tgt_rdma_accept(struct tgt_listener *l);
 void tgt_rdma_unlisten(struct tgt_listener *l);
 
-/* rdma.c */
+/* rdma.c: connections; the listener hands each one over and is never
+ * called back */
+/* Drops a reference to d (any thread); the last one frees PD and MRs. */
+void tgt_rdma_dev_put(struct rdma_dev *d);
 int  tgt_rdma_conn_prepare(struct rdma_conn *rc);
 /* tgt_work fn: the reactor takes the connection over. */
 void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w);
 /* Destroys every verbs object of rc, in teardown order (not rc itself). */
 void tgt_rdma_conn_release(struct rdma_conn *rc);
+/* The connection half of tgt_transport_rdma (transport.h has each op). */
+int  tgt_rdma_fetch_data(struct tgt_req *req);
+void tgt_rdma_send_rsp(struct tgt_req *req);
+int  tgt_rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len);
+void tgt_rdma_resume(struct tgt_conn *c);
+void tgt_rdma_shutdown(struct tgt_conn *c, bool force);
+void tgt_rdma_free(struct tgt_conn *c);
+int  tgt_rdma_login(struct tgt_conn *c, unsigned depth);
 
 #endif /* RBLK_TARGET_RDMA_INT_H */

@@ -28,17 +28,6 @@
 
 /* ---- devices ----------------------------------------------------------- */
 
-void tgt_rdma_dev_put(struct rdma_dev *d)
-{
-	if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
-		return;
-	for (unsigned i = 0; i < d->n_reactors; i++)
-		rblk_rdma_mr_dereg(d->pool_mr[i]);
-	rblk_rdma_pd_free(d->pd);
-	free(d->pool_mr);
-	free(d);
-}
-
 /* Main thread: the device entry for ctx, created on first use. */
 static struct rdma_dev *dev_get(struct tgt_listener *l, struct ibv_context *ctx)
 {
@@ -240,6 +229,7 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 		rblk_warn_rl(&conn_rl, "rdma: rdma_accept: %s", strerror(-ret));
 		goto out_destroy;
 	}
+	rc->ops = &tgt_transport_rdma;
 	rc->work.fn = tgt_rdma_conn_start;
 	tgt_reactor_post_work(r, &rc->work);
 	return 0;
@@ -410,3 +400,22 @@ void tgt_rdma_unlisten(struct tgt_listener *l)
 		tgt_rdma_dev_put(l->devs[i]);
 	free(l);
 }
+
+/* The RDMA transport: this file's listener, rdma.c's connections.  A
+ * connection learns the table from the listener that built it (rc->ops),
+ * so rdma.c never refers back to this file. */
+const struct tgt_transport_ops tgt_transport_rdma = {
+	.name = "rdma",
+	.flags = 0,
+	.listen = tgt_rdma_listen,
+	.listener_fd = tgt_rdma_listener_fd,
+	.accept = tgt_rdma_accept,
+	.unlisten = tgt_rdma_unlisten,
+	.fetch_data = tgt_rdma_fetch_data,
+	.send_rsp = tgt_rdma_send_rsp,
+	.send_pdu = tgt_rdma_send_pdu,
+	.resume = tgt_rdma_resume,
+	.shutdown = tgt_rdma_shutdown,
+	.free = tgt_rdma_free,
+	.login = tgt_rdma_login,
+};

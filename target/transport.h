@@ -106,6 +106,6 @@ struct tgt_transport_ops {
 };
 
 extern const struct tgt_transport_ops tgt_transport_tcp;
-extern const struct tgt_transport_ops tgt_transport_rdma;	/* target/rdma.c */
+extern const struct tgt_transport_ops tgt_transport_rdma;	/* target/rdma_listen.c */
 
 #endif /* RBLK_TARGET_TRANSPORT_H */
