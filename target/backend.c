@@ -33,6 +33,8 @@ static const struct tgt_backend_ops *const registry[] = {
 };
 _Static_assert(ARRAY_SIZE(registry) <= TGT_BACKEND_MAX,
 	       "raise TGT_BACKEND_MAX");
+_Static_assert(TGT_SLOT_BACKEND0 + TGT_BACKEND_MAX <= TGT_REACTOR_SLOTS,
+	       "a reactor slot for each backend");
 
 const struct tgt_backend_ops *tgt_backend_find(const char *name)
 {
@@ -40,11 +42,6 @@ const struct tgt_backend_ops *tgt_backend_find(const char *name)
 		if (!strcmp(registry[i]->name, name))
 			return registry[i];
 	return NULL;
-}
-
-const struct tgt_backend_ops *tgt_backend_at(unsigned i)
-{
-	return i < ARRAY_SIZE(registry) ? registry[i] : NULL;
 }
 
 int tgt_backend_index(const struct tgt_backend_ops *be)
@@ -98,17 +95,19 @@ static void be_complete(struct tgt_io *io, int res)
 int tgt_backend_submit(struct tgt_io *io)
 {
 	const struct tgt_backend_ops *be = io->vol->be;
-	void **slot = tgt_reactor_backend_slot(io->r, io->vol->be_index);
+	struct tgt_reactor_slot *slot =
+		tgt_reactor_slot(io->r, TGT_SLOT_BACKEND0 + io->vol->be_index);
 	struct tgt_be_slot *s;
 	int ret;
 
-	if (be->reactor_init && !*slot) {
-		ret = be->reactor_init(io->r, slot);
+	if (be->reactor_init && !slot->data) {
+		ret = be->reactor_init(io->r, &slot->data);
 		if (ret) {
 			rblk_err("reactor%u: backend %s: %s",
 				 tgt_reactor_id(io->r), be->name, strerror(-ret));
 			return ret;
 		}
+		slot->exit = be->reactor_exit;
 	}
 	io->done_bytes = 0;
 	io->stage = 0;
@@ -117,7 +116,7 @@ int tgt_backend_submit(struct tgt_io *io)
 	io->be_caller_complete = io->complete;
 	io->complete = be_complete;
 	io->be_start_ns = rblk_now_ns();
-	ret = be->submit(io, *slot);
+	ret = be->submit(io, slot->data);
 	if (ret) {
 		io->complete = io->be_caller_complete;
 		return ret;

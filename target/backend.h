@@ -119,7 +119,6 @@ struct tgt_backend_ops {
 
 /* Registry lookups.  tgt_backend_find returns NULL for unknown names. */
 const struct tgt_backend_ops *tgt_backend_find(const char *name);
-const struct tgt_backend_ops *tgt_backend_at(unsigned i);
 int tgt_backend_index(const struct tgt_backend_ops *be);
 /* "uring, aio, null" for messages (static string). */
 const char *tgt_backend_names(void);

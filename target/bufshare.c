@@ -33,9 +33,26 @@
 
 enum fit { FIT_OK, FIT_OWN_CAP, FIT_HOST_CAP, FIT_POOL };
 
+static void serve_done(struct tgt_event *ev, int res, uint32_t flags);
+static void relief_done(struct tgt_event *ev, int res, uint32_t flags);
+
+static void share_init(struct tgt_share *s, struct tgt_reactor *r)
+{
+	memset(s, 0, sizeof(*s));
+	s->r = r;
+	s->serve_ev.done = serve_done;
+	s->relief_ev.done = relief_done;
+}
+
+/* A reactor's share is set up by its first use (the reactor holds the
+ * memory and knows nothing more of it). */
 static struct tgt_share *share_of(struct tgt_conn *c)
 {
-	return tgt_reactor_share(c->r);
+	struct tgt_share *s = tgt_reactor_share(c->r);
+
+	if (!s->r)
+		share_init(s, c->r);
+	return s;
 }
 
 /* Pool bytes c's host holds on this reactor (c's own without a host). */
@@ -407,14 +424,6 @@ static void relief_arm(struct tgt_share *s)
 	io_uring_prep_timeout(sqe, &s->relief_ts, 0, 0);
 	tgt_sqe_set_event(sqe, &s->relief_ev);
 	s->relief_armed = true;
-}
-
-void tgt_share_init(struct tgt_share *s, struct tgt_reactor *r)
-{
-	memset(s, 0, sizeof(*s));
-	s->r = r;
-	s->serve_ev.done = serve_done;
-	s->relief_ev.done = relief_done;
 }
 
 void tgt_share_conn_init(struct tgt_conn *c)

@@ -82,8 +82,6 @@ struct tgt_share {
 	bool     serve_queued, relief_armed;
 };
 
-/* tgt_reactor_create: the reactor's (empty) line. */
-void tgt_share_init(struct tgt_share *s, struct tgt_reactor *r);
 /* tgt_conn_init: nothing held, nothing waited for. */
 void tgt_share_conn_init(struct tgt_conn *c);
 

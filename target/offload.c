@@ -168,21 +168,29 @@ void tgt_offload_destroy(struct tgt_offload *o)
 	free(o);
 }
 
+/* The reactor's slot exit: after its ring is gone. */
+static void offload_exit(struct tgt_reactor *r, void *o)
+{
+	tgt_offload_destroy(o);
+}
+
 int tgt_offload_submit(struct tgt_reactor *r, struct tgt_offload_job *job)
 {
-	struct tgt_offload **op = tgt_reactor_offload_slot(r);
+	struct tgt_reactor_slot *slot = tgt_reactor_slot(r, TGT_SLOT_OFFLOAD);
 	struct tgt_offload *o;
 	int ret;
 
-	if (!*op) {
-		ret = offload_create(r, op);
+	if (!slot->data) {
+		ret = offload_create(r, &o);
 		if (ret) {
 			rblk_err("reactor%u: offload thread: %s",
 				 tgt_reactor_id(r), strerror(-ret));
 			return ret;
 		}
+		slot->data = o;
+		slot->exit = offload_exit;
 	}
-	o = *op;
+	o = slot->data;
 	job->next = NULL;
 	pthread_mutex_lock(&o->lock);
 	if (o->todo_tail)

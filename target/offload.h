@@ -42,7 +42,8 @@ int tgt_offload_submit(struct tgt_reactor *r, struct tgt_offload_job *job);
  * Stops and joins the thread after the job it is running and the queued
  * must_run jobs (the other queued jobs are dropped: their reactor has
  * stopped), completes the must_run jobs that the reactor did not, frees
- * o.  NULL is fine.  Called by tgt_reactor_destroy after the ring is gone.
+ * o.  NULL is fine.  Called from the reactor's slot (tgt_reactor_destroy,
+ * after the ring is gone).
  */
 void tgt_offload_destroy(struct tgt_offload *o);
 

@@ -17,9 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
 #include "bufshare.h"
-#include "offload.h"
 #include "log.h"
 
 #define CQE_BATCH	64
@@ -48,8 +46,7 @@ struct tgt_reactor {
 	struct tgt_bufpool *pool;
 	struct tgt_share share;
 	int buf_index;
-	void *be_slot[TGT_BACKEND_MAX];
-	struct tgt_offload *offload;
+	struct tgt_reactor_slot slots[TGT_REACTOR_SLOTS];
 	struct tgt_conn *conns;
 
 	bool stopping;
@@ -146,7 +143,6 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	r->work_ev.done = work_done;
 	r->tick_ev.done = tick_done;
 	r->now_ms = (uint64_t)rblk_now_ms();
-	tgt_share_init(&r->share, r);
 
 	/* COOP_TASKRUN: completions for a busy reactor are picked up at its
 	 * next io_uring_enter instead of interrupting it with an IPI (it
@@ -218,13 +214,9 @@ void tgt_reactor_destroy(struct tgt_reactor *r)
 	 * in-flight I/O there, the offload thread finishes its call), then
 	 * the pool those I/Os may still touch. */
 	io_uring_queue_exit(&r->ring);
-	tgt_offload_destroy(r->offload);
-	for (unsigned i = 0; i < TGT_BACKEND_MAX; i++) {
-		const struct tgt_backend_ops *be = tgt_backend_at(i);
-
-		if (be && r->be_slot[i] && be->reactor_exit)
-			be->reactor_exit(r, r->be_slot[i]);
-	}
+	for (unsigned i = 0; i < TGT_REACTOR_SLOTS; i++)
+		if (r->slots[i].data && r->slots[i].exit)
+			r->slots[i].exit(r, r->slots[i].data);
 	tgt_bufpool_destroy(r->pool);
 	close(r->stop_efd);
 	close(r->work_efd);
@@ -410,14 +402,9 @@ struct tgt_share *tgt_reactor_share(struct tgt_reactor *r)
 	return &r->share;
 }
 
-struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r)
+struct tgt_reactor_slot *tgt_reactor_slot(struct tgt_reactor *r, unsigned i)
 {
-	return &r->offload;
-}
-
-void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i)
-{
-	return i < TGT_BACKEND_MAX ? &r->be_slot[i] : NULL;
+	return i < TGT_REACTOR_SLOTS ? &r->slots[i] : NULL;
 }
 
 struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r)

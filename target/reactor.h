@@ -98,13 +98,25 @@ int tgt_reactor_buf_index(struct tgt_reactor *r);
 struct tgt_share;
 struct tgt_share *tgt_reactor_share(struct tgt_reactor *r);
 
-/* Per-backend private state, slot i = backend registry index. */
-void **tgt_reactor_backend_slot(struct tgt_reactor *r, unsigned i);
-
-/* The reactor's offload thread (offload.c), NULL until first used;
- * tgt_reactor_destroy frees it. */
-struct tgt_offload;
-struct tgt_offload **tgt_reactor_offload_slot(struct tgt_reactor *r);
+/*
+ * State another module keeps per reactor, made on first use: the offload
+ * thread, each backend's context.  The module sets data and exit;
+ * tgt_reactor_destroy calls exit(r, data) for each slot that has data,
+ * after the ring is gone, in slot order (the offload thread finishes its
+ * call before the backends are torn down).  The reactor knows no more of
+ * them than that.
+ */
+struct tgt_reactor_slot {
+	void *data;
+	void (*exit)(struct tgt_reactor *r, void *data);
+};
+enum {
+	TGT_SLOT_OFFLOAD,
+	TGT_SLOT_BACKEND0,			/* + the backend registry index */
+	TGT_REACTOR_SLOTS = TGT_SLOT_BACKEND0 + 8,
+};
+/* Slot i, or NULL when i >= TGT_REACTOR_SLOTS. */
+struct tgt_reactor_slot *tgt_reactor_slot(struct tgt_reactor *r, unsigned i);
 
 /* Head of the list of connections this reactor owns (conn.c links it). */
 struct tgt_conn **tgt_reactor_conn_list(struct tgt_reactor *r);

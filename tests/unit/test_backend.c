@@ -659,12 +659,12 @@ static void test_offload(void **state)
 	int gate[2];
 
 	assert_int_equal(pipe(gate), 0);
-	assert_null(*tgt_reactor_offload_slot(f->r));
+	assert_null(tgt_reactor_slot(f->r, TGT_SLOT_OFFLOAD)->data);
 	ojob_init(&a, gate[0], 0);
 	ojob_init(&b, -1, 1);
 	assert_int_equal(tgt_offload_submit(f->r, &a.job), 0);
 	assert_int_equal(tgt_offload_submit(f->r, &b.job), 0);
-	assert_non_null(*tgt_reactor_offload_slot(f->r));
+	assert_non_null(tgt_reactor_slot(f->r, TGT_SLOT_OFFLOAD)->data);
 	assert_int_equal(a.done, 0);		/* never inside submit */
 
 	/* a is blocked in its call, and the reactor still turns */
@@ -794,9 +794,9 @@ static void blkdev_zeroes(struct fixture *f, const char *backend)
 	rbuf = tgt_buf_alloc(pool, 1u << 20);
 	fill(wbuf, 1u << 20, 3);
 	assert_int_equal(run_io(f, v, TGT_IO_WRITE, 0, 1u << 20, wbuf, false), 0);
-	assert_null(*tgt_reactor_offload_slot(f->r));
+	assert_null(tgt_reactor_slot(f->r, TGT_SLOT_OFFLOAD)->data);
 	assert_int_equal(run_io(f, v, TGT_IO_WRITE_ZEROES, 65536, 65536, NULL, true), 0);
-	assert_non_null(*tgt_reactor_offload_slot(f->r));
+	assert_non_null(tgt_reactor_slot(f->r, TGT_SLOT_OFFLOAD)->data);
 	if (v->flags & RBLK_VOL_F_DISCARD)
 		assert_int_equal(run_io(f, v, TGT_IO_DISCARD, 262144, 131072, NULL, false), 0);
 	else
