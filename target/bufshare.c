@@ -373,7 +373,7 @@ static void evict(struct tgt_share *s, struct tgt_conn *v)
 		v->share.evicted = true;
 		s->evicting++;
 	}
-	tgt_conn_close(v, true, why);
+	v->share.evict(v, why);
 }
 
 /*
@@ -426,8 +426,10 @@ static void relief_arm(struct tgt_share *s)
 	s->relief_armed = true;
 }
 
-void tgt_share_conn_init(struct tgt_conn *c)
+void tgt_share_conn_init(struct tgt_conn *c,
+			 void (*evict)(struct tgt_conn *c, const char *why))
 {
 	memset(&c->share, 0, sizeof(c->share));
 	c->share.ev.done = resume_done;
+	c->share.evict = evict;
 }

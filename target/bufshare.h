@@ -63,6 +63,9 @@ struct tgt_conn_share {
 	bool     evicted;		/* closed to make room, chunks not all back */
 	uint32_t want, need;		/* chunk it waits for; least a grant may be */
 	size_t   credit;		/* bytes it gives back once served */
+	/* Closes the connection at once: it holds memory others wait for
+	 * and does not move (the connection layer's close, given at init). */
+	void   (*evict)(struct tgt_conn *c, const char *why);
 	size_t   key;			/* its host's bytes when it joined the line */
 	uint64_t seq;
 	struct tgt_conn *next;		/* in line */
@@ -82,8 +85,10 @@ struct tgt_share {
 	bool     serve_queued, relief_armed;
 };
 
-/* tgt_conn_init: nothing held, nothing waited for. */
-void tgt_share_conn_init(struct tgt_conn *c);
+/* tgt_conn_init: nothing held, nothing waited for; evict is how the
+ * share closes c when it must take its memory back. */
+void tgt_share_conn_init(struct tgt_conn *c,
+			 void (*evict)(struct tgt_conn *c, const char *why));
 
 /*
  * A chunk of at least len bytes for c within its caps, or a grant it was

@@ -21,39 +21,6 @@
 #include "log.h"
 #include "server.h"
 
-void tgt_conn_get(struct tgt_conn *c)
-{
-	c->refs++;
-}
-
-void tgt_conn_put(struct tgt_conn *c)
-{
-	struct tgt_conn **pp;
-
-	if (--c->refs > 0)
-		return;
-	for (pp = tgt_reactor_conn_list(c->r); *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	atomic_fetch_sub(&c->srv->conns_open, 1);
-	tgt_host_put(c->phost);
-	c->phost = NULL;
-	tgt_host_prelogin_put(c->prelogin);
-	c->prelogin = NULL;
-	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: freed", tgt_reactor_id(c->r),
-		 c->peer);
-	free(c->reqs);
-	c->reqs = NULL;
-	/* No command is in flight any more: the export may go now. */
-	if (c->sess)
-		tgt_session_close(c->sess);
-	c->sess = NULL;
-	c->ops->free(c);
-}
-
 /*
  * A connection must finish LOGIN (or DISCOVER) within login_timeout, so
  * idle or half-sent openings cannot pile up.  The timer holds a reference
@@ -114,6 +81,12 @@ void *tgt_conn_alloc(size_t size)
 	return p;
 }
 
+/* The buffer share takes memory back from a stalled connection so. */
+static void share_evict(struct tgt_conn *c, const char *why)
+{
+	tgt_conn_close(c, true, why);
+}
+
 void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		   struct tgt_server *srv, struct tgt_reactor *r,
 		   const char *peer, const struct sockaddr *peer_sa)
@@ -131,7 +104,7 @@ void tgt_conn_init(struct tgt_conn *c, const struct tgt_transport_ops *ops,
 		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in));
 	else if (peer_sa && peer_sa->sa_family == AF_INET6)
 		memcpy(&c->peer_sa, peer_sa, sizeof(struct sockaddr_in6));
-	tgt_share_conn_init(c);
+	tgt_share_conn_init(c, share_evict);
 	c->next = *list;
 	*list = c;
 	atomic_fetch_add(&srv->conns_open, 1);
