@@ -4,7 +4,8 @@
  * auth challenge is answered), tag allocation, completion list, and the
  * policy that anything malformed from the target fails the queue and every
  * outstanding I/O.  What happens when a connection is lost (holding,
- * reconnecting, timeouts) is reconnect.c's.  The bytes themselves move in
+ * reconnecting, timeouts) is reconnect.c's, and the public queue calls
+ * are queue.c's: both call this file, which calls neither.  The bytes themselves move in
  * client_tcp.c / client_rdma.c behind struct rblk_client_transport_ops.
  */
 #include "clock.h"
@@ -332,9 +333,8 @@ static int alloc_tags(struct rblk_queue *q, unsigned depth)
 	return 0;
 }
 
-static void free_queue(struct rblk_queue *q)
+void rblk_client_free_queue(struct rblk_queue *q)
 {
-	rblk_rc_destroy(q);
 	free(q->slot);
 	free(q->tstate);
 	free(q->seq);
@@ -458,12 +458,10 @@ static int copy_opts(struct rblk_queue *q, const struct rblk_client_opts *o)
 	return 0;
 }
 
-int rblk_queue_open(const struct rblk_client_opts *opts,
-		    struct rblk_queue **qp, struct rblk_volume_info *info,
-		    char *errbuf, size_t errlen)
+int rblk_client_queue_new(const struct rblk_client_opts *opts,
+			  struct rblk_queue **qp, char *errbuf, size_t errlen)
 {
 	unsigned want = opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
-	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
 	struct rblk_queue *q;
 	int ret;
 
@@ -487,29 +485,23 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	q->epfd = q->tfd = q->conn_fd = -1;
 	/* Every local mistake is reported before touching the network. */
 	ret = pick_hostname(opts, q->host, errbuf, errlen);
-	if (ret)
-		goto out_free_queue;
-	ret = copy_opts(q, opts);
-	if (!ret)
-		ret = rblk_rc_init(q);
-	if (ret) {
-		rblk_client_set_err(errbuf, errlen, "setting up the queue: %s", strerror(-ret));
-		goto out_free_queue;
+	if (!ret) {
+		ret = copy_opts(q, opts);
+		if (ret)
+			rblk_client_set_err(errbuf, errlen, "setting up the queue: %s",
+					    strerror(-ret));
 	}
-	/* The first connection is not retried: a wrong address or volume
-	 * is the caller's to hear about at once. */
-	ret = rblk_client_connect(q, timeout, errbuf, errlen);
-	if (ret)
-		goto out_free_queue;
-	rblk_rc_live(q);
+	if (ret) {
+		rblk_client_free_queue(q);
+		return ret;
+	}
 	*qp = q;
-	if (info)
-		*info = q->info;
 	return 0;
+}
 
-out_free_queue:
-	free_queue(q);
-	return ret;
+int rblk_client_open_timeout_ms(const struct rblk_queue *q)
+{
+	return q->opts.timeout_ms > 0 ? q->opts.timeout_ms : DEFAULT_TIMEOUT_MS;
 }
 
 static void push_done(struct rblk_queue *q, uint32_t tag)
@@ -542,24 +534,6 @@ void rblk_client_fail_tags(struct rblk_queue *q, enum tag_state which, int statu
 	}
 }
 
-void rblk_queue_close(struct rblk_queue *q)
-{
-	if (!q)
-		return;
-	rblk_rc_close_conn(q);
-	/* The caller gives up on unreaped I/O: mark it so a stale look at
-	 * those structs does not mistake them for successes. */
-	rblk_client_fail_tags(q, TAG_SENT, RBLK_S_IO_ERROR);
-	rblk_client_fail_tags(q, TAG_HELD, RBLK_S_IO_ERROR);
-	for (unsigned i = 0; i < q->done_count; i++) {
-		struct rblk_io *io = q->done[(q->done_head + i) % q->depth];
-
-		io->status = RBLK_S_IO_ERROR;
-		io->error = -EIO;
-	}
-	free_queue(q);
-}
-
 int rblk_queue_reg_buffer(struct rblk_queue *q, void *buf, size_t len)
 {
 	struct user_buf *n;
@@ -583,7 +557,7 @@ int rblk_queue_reg_buffer(struct rblk_queue *q, void *buf, size_t len)
 
 /* Checks what the target would refuse anyway, so the caller gets -EINVAL
  * for its own mistake instead of a remote status. */
-static int io_valid(const struct rblk_queue *q, const struct rblk_io *io)
+int rblk_client_io_valid(const struct rblk_queue *q, const struct rblk_io *io)
 {
 	switch (io->opcode) {
 	case RBLK_OP_READ:
@@ -625,7 +599,6 @@ int rblk_client_send(struct rblk_queue *q, uint32_t tag)
 		q->nheld--;
 	q->tstate[tag] = TAG_SENT;
 	q->nsent++;
-	rblk_rc_sent(q, tag);
 	RBLK_DBG(RBLK_DBG_IO, "submit tag %u %s off %llu len %u", tag,
 		 rblk_opcode_str(io->opcode), (unsigned long long)io->offset,
 		 io->length);
@@ -637,85 +610,19 @@ int rblk_client_send(struct rblk_queue *q, uint32_t tag)
 		q->nheld++;
 		return ret;
 	}
-	if (ret) {
-		/* Part of the command may be on the wire: the stream is lost.
-		 * The command is held and goes again on the next connection. */
-		char why[96];
-
-		snprintf(why, sizeof(why), "sending a command: %s", strerror(-ret));
-		rblk_rc_lost(q, ret, why);
-	}
-	return 0;
+	/* Else 0, or part of the command may be on the wire: the stream
+	 * is lost (the caller's to handle; the tag stays SENT). */
+	return ret;
 }
 
-void rblk_queue_flush(struct rblk_queue *q)
+int rblk_client_flush(struct rblk_queue *q)
 {
-	char why[96];
-	int ret;
-
 	if (!q->ops->flush || !q->conn || q->state != RBLK_QUEUE_LIVE)
-		return;
-	ret = q->ops->flush(q->conn, q);
-	if (ret) {
-		snprintf(why, sizeof(why), "sending commands: %s", strerror(-ret));
-		rblk_rc_lost(q, ret, why);
-	}
-}
-
-static int queue_submit(struct rblk_queue *q, struct rblk_io *io);
-
-int rblk_queue_submit(struct rblk_queue *q, struct rblk_io *io)
-{
-	int ret = queue_submit(q, io);
-
-	rblk_queue_flush(q);
-	return ret;
-}
-
-int rblk_queue_submit_more(struct rblk_queue *q, struct rblk_io *io)
-{
-	return queue_submit(q, io);
-}
-
-static int queue_submit(struct rblk_queue *q, struct rblk_io *io)
-{
-	uint32_t tag;
-	int ret;
-
-	/* A caller that only submits while I/O fails fast still drives the
-	 * reconnect: run what is due, without waiting. */
-	if (q->state == RBLK_QUEUE_CONNECTING)
-		rblk_rc_step(q, 0);
-	if (q->state == RBLK_QUEUE_FAILED)
-		return -ENOTCONN;
-	if (!io_valid(q, io))
-		return -EINVAL;
-	if (q->io_failing)
-		return -EIO;
-	if (!q->nfree)
-		return -EBUSY;
-	tag = q->free_tags[--q->nfree];
-	io->tag = tag;
-	io->status = -1;
-	io->error = 0;
-	q->slot[tag] = io;
-	q->seq[tag] = q->next_seq++;
-	if (q->state != RBLK_QUEUE_LIVE || q->draining) {
-		/* Sent once a connection is back. */
-		q->tstate[tag] = TAG_HELD;
-		q->nheld++;
 		return 0;
-	}
-	ret = rblk_client_send(q, tag);
-	if (ret == -EINVAL) {
-		/* Give the tag back: the caller hears -EINVAL instead. */
-		q->tstate[tag] = TAG_FREE;
-		q->nheld--;
-		q->slot[tag] = NULL;
-		q->free_tags[q->nfree++] = tag;
-	}
-	return ret;
+	return q->ops->flush(q->conn, q);
 }
+
+
 
 struct rblk_io *rblk_client_inflight_io(struct rblk_queue *q, uint32_t tag)
 {
@@ -761,7 +668,7 @@ int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 		/* Not run: it goes again to the next target process. */
 		q->tstate[rsp->tag] = TAG_HELD;
 		q->nheld++;
-		rblk_rc_shutting_down(q);
+		q->stop_seen = 1;
 		return 0;
 	}
 	io->status = rsp->status;
@@ -778,7 +685,7 @@ int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t se
 	if (q->ka_out && seq == q->ka_seq)
 		q->ka_out = 0;
 	if (status == RBLK_S_SHUTTING_DOWN)
-		rblk_rc_shutting_down(q);
+		q->stop_seen = 1;
 	return 0;
 }
 
@@ -802,43 +709,11 @@ static unsigned take_done(struct rblk_queue *q, struct rblk_io **out, unsigned m
 
 /* What reap and peek return: the completed I/Os, or once the queue has
  * FAILED and none is left, the -errno that failed it. */
-static int hand_back(struct rblk_queue *q, struct rblk_io **done, unsigned max)
+int rblk_client_hand_back(struct rblk_queue *q, struct rblk_io **done, unsigned max)
 {
 	if (q->state == RBLK_QUEUE_FAILED && !q->done_count && q->depth == q->nfree)
 		return q->err;
 	return (int)take_done(q, done, max);
-}
-
-int rblk_queue_reap(struct rblk_queue *q, struct rblk_io **done,
-		    unsigned min_wait, unsigned max, int timeout_ms)
-{
-	int64_t deadline = timeout_ms < 0 ? -1 : rblk_now_ms() + timeout_ms;
-	unsigned outstanding = q->depth - q->nfree;
-
-	rblk_queue_flush(q);
-	if (min_wait > max)
-		min_wait = max;
-	/* Waiting for more than can ever come would hang forever. */
-	if (min_wait > outstanding)
-		min_wait = outstanding;
-	for (;;) {
-		/* With enough in hand, still pick up whatever already arrived
-		 * and run what is due, without blocking. */
-		rblk_rc_step(q, q->done_count >= min_wait ? 0 : rblk_left_ms(deadline));
-		if (q->done_count >= min_wait || q->state == RBLK_QUEUE_FAILED ||
-		    rblk_left_ms(deadline) == 0)
-			break;
-	}
-	return hand_back(q, done, max);
-}
-
-int rblk_queue_peek(struct rblk_queue *q, struct rblk_io **done, unsigned max)
-{
-	rblk_queue_flush(q);
-	if (!q->ops->peek || q->state != RBLK_QUEUE_LIVE)
-		return rblk_queue_reap(q, done, 0, max, 0);
-	rblk_rc_polled(q, q->ops->peek(q->conn, q));
-	return hand_back(q, done, max);
 }
 
 int rblk_queue_fd(struct rblk_queue *q)

@@ -8,6 +8,7 @@
 #ifndef RBLK_INITIATOR_CLIENT_CLIENT_QUEUE_H
 #define RBLK_INITIATOR_CLIENT_CLIENT_QUEUE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "client_transport.h"
@@ -67,6 +68,7 @@ struct rblk_queue {
 	uint64_t ka_seq;
 	int ka_out;			/* a KEEPALIVE awaits its answer */
 	int draining;			/* target said SHUTTING_DOWN */
+	int stop_seen;			/* core saw SHUTTING_DOWN; reconnect.c acts */
 	int64_t fast_until;		/* fast retry schedule ends */
 	int64_t next_attempt;
 	unsigned attempt;		/* in this CONNECTING period */
@@ -90,9 +92,25 @@ struct rblk_queue {
  */
 int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 			size_t errlen);
-/* Sends a taken tag on q->conn (TAG_SENT); a transport failure calls
- * rblk_rc_lost.  Returns 0, or -EINVAL when nothing was sent. */
+/* Sends a taken tag on q->conn (TAG_SENT).  0; -EINVAL when nothing was
+ * sent (the tag is HELD again); another -errno when the stream is lost
+ * (the tag stays SENT).  Never calls up: the caller handles the loss. */
 int rblk_client_send(struct rblk_queue *q, uint32_t tag);
+/* Pushes batched commands out (ops->flush): 0 or the -errno that lost
+ * the stream. */
+int rblk_client_flush(struct rblk_queue *q);
+/* A new queue from opts: checked, hostname picked, options copied; not
+ * connected.  0 or -errno with the reason in errbuf. */
+int rblk_client_queue_new(const struct rblk_client_opts *opts,
+			  struct rblk_queue **qp, char *errbuf, size_t errlen);
+/* How long the first connect may take (opts.timeout_ms or the default). */
+int rblk_client_open_timeout_ms(const struct rblk_queue *q);
+void rblk_client_free_queue(struct rblk_queue *q);
+/* Whether io fits the volume and a registered buffer (RDMA). */
+int rblk_client_io_valid(const struct rblk_queue *q, const struct rblk_io *io);
+/* Completed I/Os to the caller (up to max), or q->err once FAILED and
+ * nothing is left. */
+int rblk_client_hand_back(struct rblk_queue *q, struct rblk_io **done, unsigned max);
 /* Completes one sent or held tag with status (to the done ring). */
 void rblk_client_finish(struct rblk_queue *q, uint32_t tag, int status);
 /* Completes every tag in state `which` (TAG_SENT or TAG_HELD) with status. */
@@ -112,11 +130,13 @@ void rblk_rc_close_conn(struct rblk_queue *q);
 void rblk_rc_lost(struct rblk_queue *q, int err, const char *why);
 /* Gives up: FAILED, every held and sent command fails. */
 void rblk_rc_fail(struct rblk_queue *q, int err, const char *why);
-/* The target is stopping: hold new commands, reconnect on the fast
- * schedule once nothing is left at the target. */
-void rblk_rc_shutting_down(struct rblk_queue *q);
-/* A tag was just sent: its deadline. */
-void rblk_rc_sent(struct rblk_queue *q, uint32_t tag);
+/* Whether a new command may go out now (LIVE, target not stopping). */
+bool rblk_rc_can_send(struct rblk_queue *q);
+/* Sends a taken tag with its deadline; a lost stream starts the
+ * reconnect.  0, or -EINVAL when nothing was sent. */
+int rblk_rc_send(struct rblk_queue *q, uint32_t tag);
+/* rblk_client_flush; a lost stream starts the reconnect. */
+void rblk_rc_flush(struct rblk_queue *q);
 /*
  * One step of progress: waits up to wait_ms (0: not at all, -1: until
  * something happens) for responses or the queue's timer, then runs what

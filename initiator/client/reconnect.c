@@ -158,6 +158,8 @@ void rblk_rc_live(struct rblk_queue *q)
 {
 	int64_t now = rblk_now_ms();
 
+	/* A notice from the connection before this one means nothing now. */
+	q->stop_seen = 0;
 	q->conn_fd = q->ops->get_fd(q->conn);
 	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->conn_fd,
 		      &(struct epoll_event) { .events = EPOLLIN }))
@@ -173,7 +175,8 @@ void rblk_rc_live(struct rblk_queue *q)
 	arm(q, q->ka_ms > 0 ? now + q->ka_ms / 2 : NEVER);
 }
 
-void rblk_rc_sent(struct rblk_queue *q, uint32_t tag)
+/* A tag is about to be sent: its deadline. */
+static void note_sent(struct rblk_queue *q, uint32_t tag)
 {
 	int64_t dl;
 
@@ -281,8 +284,14 @@ void rblk_rc_lost(struct rblk_queue *q, int err, const char *why)
 	arm(q, now);
 }
 
-void rblk_rc_shutting_down(struct rblk_queue *q)
+/* The core saw SHUTTING_DOWN (q->stop_seen) in a response or a
+ * keep-alive: hold new commands, and reconnect on the fast schedule once
+ * nothing is left at the target. */
+static void take_stop_notice(struct rblk_queue *q)
 {
+	if (!q->stop_seen)
+		return;
+	q->stop_seen = 0;
 	if (q->state != RBLK_QUEUE_LIVE || q->draining)
 		return;
 	q->draining = 1;
@@ -366,10 +375,10 @@ static void reissue(struct rblk_queue *q)
 			if (q->tstate[t] == TAG_HELD &&
 			    (tag == UINT32_MAX || q->seq[t] < q->seq[tag]))
 				tag = t;
-		if (rblk_client_send(q, tag) == -EINVAL)
+		if (rblk_rc_send(q, tag) == -EINVAL)
 			rblk_client_finish(q, tag, RBLK_S_INVALID_FIELD);
 	}
-	rblk_queue_flush(q);
+	rblk_rc_flush(q);
 }
 
 /*
@@ -501,8 +510,44 @@ static void run_timers(struct rblk_queue *q)
 		connecting_timers(q, now);
 }
 
+bool rblk_rc_can_send(struct rblk_queue *q)
+{
+	take_stop_notice(q);
+	return q->state == RBLK_QUEUE_LIVE && !q->draining;
+}
+
+int rblk_rc_send(struct rblk_queue *q, uint32_t tag)
+{
+	char why[96];
+	int ret;
+
+	note_sent(q, tag);
+	ret = rblk_client_send(q, tag);
+	if (ret == -EINVAL)
+		return ret;
+	if (ret) {
+		/* Part of the command may be on the wire: the stream is lost.
+		 * The command is held and goes again on the next connection. */
+		snprintf(why, sizeof(why), "sending a command: %s", strerror(-ret));
+		rblk_rc_lost(q, ret, why);
+	}
+	return 0;
+}
+
+void rblk_rc_flush(struct rblk_queue *q)
+{
+	char why[96];
+	int ret = rblk_client_flush(q);
+
+	if (ret) {
+		snprintf(why, sizeof(why), "sending commands: %s", strerror(-ret));
+		rblk_rc_lost(q, ret, why);
+	}
+}
+
 void rblk_rc_polled(struct rblk_queue *q, int ret)
 {
+	take_stop_notice(q);
 	if (ret == -EPROTO) {
 		/* A target that lies is not trusted again. */
 		rblk_rc_fail(q, ret, "malformed response from the target");
