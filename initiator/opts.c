@@ -16,49 +16,106 @@
 #include "rblk_client.h"
 #include "version.h"
 
+/*
+ * The options rblk-initiator and `rblkctl attach` share, written once:
+ * getopt reads this table, the help prints it, ini_opt_apply checks each
+ * value the same way for both (attach refuses a bad value before it
+ * starts a daemon, then hands the text on as given), and
+ * integration/91-options-documented checks the docs against the help.
+ */
+const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
+	{ "target",   't', "HOST[:PORT]", "target address ([v6addr]:port for IPv6)" },
+	{ "volume",   'v', "NAME", "volume to attach" },
+	{ "transport", 'T', "tcp|rdma", "(default tcp)" },
+	{ "queues",   'q', "N", "ublk queues, one connection each (default: CPUs, max 4)" },
+	{ "depth",    'd', "N", "requests per queue (default " RBLK_XSTR(INI_DEFAULT_DEPTH)
+				", capped by the target)" },
+	{ "hostname", 'H', "NAME", "host name sent at login (default: hostname)" },
+	{ "secret-file", 's', "FILE", "shared secret for the login challenge (mode 0600)" },
+	{ "keep-alive-tmo", 'K', "S", "no answer to a keep-alive for S s = connection dead\n"
+				     "(default 5; 0 or -1: no keep-alive)" },
+	{ "io-timeout", 'O', "S", "a command unanswered for S s rebuilds its connection\n"
+				 "(default 30; 0 or -1: never)" },
+	{ "reconnect-delay", 'R', "S", "between reconnect attempts (default 2)" },
+	{ "ctrl-loss-tmo", 'X', "S", "reconnect this long, then fail I/O (default 600;\n"
+				    "-1: forever, 0: never reconnect)" },
+	{ "fast-io-fail-tmo", 'F', "S", "fail I/O after S s disconnected, still reconnecting\n"
+				       "(default -1: off)" },
+	{ "poll",     'P', "MODE", "how the queues wait for the ublk ring and the RDMA\n"
+				  "CQ: event (sleep, default), busy (spin: one core\n"
+				  "per queue), adaptive (spin --poll-us after work)" },
+	{ "poll-us",  'U', "N", "adaptive: microseconds to spin (default 50, max 1000000)" },
+};
+
+_Static_assert(RBLK_POLL_US_DEFAULT == 50 && RBLK_POLL_US_MAX == 1000000,
+	       "the --poll-us help names the default and the maximum");
+
+int ini_opt_index(int code)
+{
+	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
+		if (ini_shared_opts[i].code == code)
+			return (int)i;
+	return -1;
+}
+
+unsigned ini_opts_getopt(struct option *lo)
+{
+	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
+		lo[i] = (struct option) { ini_shared_opts[i].name, required_argument,
+					  NULL, ini_shared_opts[i].code };
+	return INI_SHARED_OPTS;
+}
+
+void ini_opt_help_line(FILE *f, const char *name, const char *arg, const char *help)
+{
+	char left[64];
+	const char *nl;
+
+	snprintf(left, sizeof(left), "--%s%s%s", name, arg ? " " : "", arg ? arg : "");
+	fprintf(f, "  %-22s ", left);
+	/* Continuation lines of the help line up under its first. */
+	while ((nl = strchr(help, '\n'))) {
+		fprintf(f, "%.*s\n%25s", (int)(nl - help), help, "");
+		help = nl + 1;
+	}
+	fprintf(f, "%s\n", help);
+}
+
+void ini_opts_help(FILE *f)
+{
+	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
+		ini_opt_help_line(f, ini_shared_opts[i].name, ini_shared_opts[i].arg,
+				  ini_shared_opts[i].help);
+}
+
 void ini_opts_usage(FILE *f)
 {
 	fprintf(f,
 "usage: rblk-initiator --target HOST[:PORT] --volume NAME [options]\n"
 "Serves one rblk volume as /dev/ublkbN until SIGTERM/SIGINT.\n"
-"Normally started by `rblkctl attach`.\n"
-"  --target HOST[:PORT]   target address ([v6addr]:port for IPv6)\n"
-"  --volume NAME          volume to attach\n"
-"  --transport tcp|rdma   (default tcp)\n"
-"  --queues N             ublk queues = connections (default: CPUs, max 4)\n"
-"  --depth N              tags per queue (default %d, capped by the target)\n"
-"  --hostname NAME        host name sent at login (default: hostname)\n"
-"  --secret-file FILE     shared secret for the login challenge\n"
-"  --dev-id N             ask for /dev/ublkbN (default: next free)\n"
-"  --grace-ms N           on stop, how long in-flight I/O may take (default %d)\n"
-"  --keep-alive-tmo S     no answer to a keep-alive for S s = connection dead\n"
-"                         (default 5; 0 or -1: no keep-alive)\n"
-"  --io-timeout S         a command unanswered for S s rebuilds its connection\n"
-"                         (default 30; 0 or -1: never)\n"
-"  --reconnect-delay S    between reconnect attempts (default 2)\n"
-"  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
-"                         -1: forever, 0: never reconnect)\n"
-"  --fast-io-fail-tmo S   fail I/O after S s disconnected, still reconnecting\n"
-"                         (default -1: off)\n"
-"  --poll MODE            how the queues wait for the ublk ring and the RDMA\n"
-"                         CQ: event (sleep, default), busy (spin: one core\n"
-"                         per queue), adaptive (spin --poll-us after work)\n"
-"  --poll-us N            adaptive: microseconds to spin (default %u, max %u)\n"
-"  --ready-fd FD          write \"OK ublkbN\" or \"ERR reason\" there once started\n"
-"  --log-file PATH        recorded in the state file (the caller redirects)\n"
-"  --log-level LEVEL      err|warn|info|debug\n"
-"  --recovery MODE        auto|manual|off (default off): make the device with\n"
-"                         ublk USER_RECOVERY + REISSUE, so that it survives\n"
-"                         this process; recorded for rblkctl (auto = rblkctl\n"
-"                         supervises; manual = rblkctl recover by hand)\n"
-"  --recover N            take over /dev/ublkbN, quiesced after its server died\n"
-"                         (exit 3: nothing to recover)\n"
-"  --supervisor PID       recorded in the state file (rblkctl's supervisor)\n"
-"  --cleanup-dev N        only remove ublk device N left by a dead server\n"
-"  --debug MASK           debug areas (1 io, 2 conn, 4 rdma, 8 ublk)\n"
-"  -h, --help\n"
-"  --version\n", INI_DEFAULT_DEPTH, INI_DEFAULT_GRACE_MS, RBLK_POLL_US_DEFAULT,
-	RBLK_POLL_US_MAX);
+"Normally started by `rblkctl attach`.\n");
+	ini_opts_help(f);
+	ini_opt_help_line(f, "dev-id", "N", "ask for /dev/ublkbN (default: next free)");
+	ini_opt_help_line(f, "grace-ms", "N", "on stop, how long in-flight I/O may take (default "
+			  RBLK_XSTR(INI_DEFAULT_GRACE_MS) ")");
+	ini_opt_help_line(f, "ready-fd", "FD", "write \"OK ublkbN\" or \"ERR reason\" there once started");
+	ini_opt_help_line(f, "log-file", "PATH", "recorded in the state file (the caller redirects)");
+	ini_opt_help_line(f, "log-level", "LEVEL", "err|warn|info|debug");
+	ini_opt_help_line(f, "recovery", "MODE", "auto|manual|off (default off): make the device with\n"
+			  "ublk USER_RECOVERY + REISSUE, so that it survives\n"
+			  "this process; recorded for rblkctl (auto = rblkctl\n"
+			  "supervises; manual = rblkctl recover by hand)");
+	ini_opt_help_line(f, "recover", "N", "take over /dev/ublkbN, quiesced after its server died\n"
+			  "(exit 3: nothing to recover)");
+	ini_opt_help_line(f, "supervisor", "PID", "recorded in the state file (rblkctl's supervisor)");
+	ini_opt_help_line(f, "cleanup-dev", "N", "only remove ublk device N left by a dead server");
+	ini_opt_help_line(f, "debug", "MASK", "debug areas (1 io, 2 conn, 4 rdma, 8 ublk)");
+	fprintf(f, "  -h, --help\n  --version\n");
+}
+
+int ini_recovery_mode_valid(const char *s)
+{
+	return !strcmp(s, "auto") || !strcmp(s, "manual") || !strcmp(s, "off");
 }
 
 /* A timeout in seconds, lo (-1 or 1) .. one year, as an rblk_client_opts
@@ -91,16 +148,73 @@ static int split_target(const char *arg, struct ini_opts *o)
 	return 0;
 }
 
+int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
+{
+	int ms, sec, i = ini_opt_index(c);
+
+	switch (c) {
+	case 't':
+		if (split_target(arg, o)) {
+			fprintf(stderr, "%s: bad --target '%s'\n", prog, arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'v': o->volume = arg; return 0;
+	case 'T':
+		if (strcmp(arg, "tcp") && strcmp(arg, "rdma")) {
+			fprintf(stderr, "%s: --transport is tcp or rdma\n", prog);
+			return -EINVAL;
+		}
+		o->transport = arg;
+		return 0;
+	case 'q':
+		if (rblk_parse_uint(arg, 1, INI_MAX_QUEUES, &o->queues)) {
+			fprintf(stderr, "%s: --queues is 1..%d\n", prog, INI_MAX_QUEUES);
+			return -EINVAL;
+		}
+		return 0;
+	case 'd':
+		if (rblk_parse_uint(arg, 1, RBLK_MAX_QUEUE_DEPTH, &o->depth)) {
+			fprintf(stderr, "%s: --depth is 1..%d\n", prog, RBLK_MAX_QUEUE_DEPTH);
+			return -EINVAL;
+		}
+		return 0;
+	case 'H': o->hostname = arg; return 0;
+	case 's': o->secret_file = arg; return 0;
+	case 'K': case 'O': case 'R': case 'X': case 'F':
+		if (parse_tmo(arg, c == 'R' ? 1 : -1, &ms, &sec)) {
+			fprintf(stderr, "%s: bad --%s '%s' (seconds%s)\n", prog,
+				ini_shared_opts[i].name, arg,
+				c == 'R' ? ", at least 1" : ", -1 for never");
+			return -EINVAL;
+		}
+		*(c == 'K' ? &o->ka_ms : c == 'O' ? &o->io_ms : c == 'R' ? &o->delay_ms :
+		  c == 'X' ? &o->loss_ms : &o->fail_ms) = ms;
+		o->tmo_s[c == 'K' ? INI_TMO_KEEP_ALIVE : c == 'O' ? INI_TMO_IO :
+			 c == 'R' ? INI_TMO_RECONNECT_DELAY :
+			 c == 'X' ? INI_TMO_CTRL_LOSS : INI_TMO_FAST_IO_FAIL] = sec;
+		return 0;
+	case 'P':
+		if (rblk_poll_mode_parse(arg, &o->poll)) {
+			fprintf(stderr, "%s: --poll is event, busy or adaptive, not '%s'\n",
+				prog, arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'U':
+		if (rblk_parse_uint(arg, 0, RBLK_POLL_US_MAX, &o->poll_us)) {
+			fprintf(stderr, "%s: --poll-us is 0..%u (microseconds), not '%s'\n",
+				prog, RBLK_POLL_US_MAX, arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return 1;
+}
+
 int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 {
-	static const struct option lo[] = {
-		{ "target",      required_argument, NULL, 't' },
-		{ "volume",      required_argument, NULL, 'v' },
-		{ "transport",   required_argument, NULL, 'T' },
-		{ "queues",      required_argument, NULL, 'q' },
-		{ "depth",       required_argument, NULL, 'd' },
-		{ "hostname",    required_argument, NULL, 'H' },
-		{ "secret-file", required_argument, NULL, 's' },
+	static const struct option own[] = {
 		{ "dev-id",      required_argument, NULL, 'i' },
 		{ "grace-ms",    required_argument, NULL, 'g' },
 		{ "ready-fd",    required_argument, NULL, 'r' },
@@ -111,50 +225,24 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 		{ "recovery",    required_argument, NULL, 'y' },
 		{ "recover",     required_argument, NULL, 'Y' },
 		{ "supervisor",  required_argument, NULL, 'S' },
-		{ "keep-alive-tmo",   required_argument, NULL, 'K' },
-		{ "io-timeout",       required_argument, NULL, 'O' },
-		{ "reconnect-delay",  required_argument, NULL, 'R' },
-		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
-		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
-		{ "poll",        required_argument, NULL, 'P' },
-		{ "poll-us",     required_argument, NULL, 'U' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ "version",     no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct option lo[ARRAY_SIZE(ini_shared_opts) + ARRAY_SIZE(own)];
 	unsigned v;
-	int c, ms, sec;
+	int c, ret;
+
+	memcpy(lo + ini_opts_getopt(lo), own, sizeof(own));
 
 	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		ret = ini_opt_apply(c, optarg, o, "rblk-initiator");
+		if (ret <= 0) {
+			if (ret)
+				return ret;
+			continue;
+		}
 		switch (c) {
-		case 't':
-			if (split_target(optarg, o)) {
-				fprintf(stderr, "rblk-initiator: bad --target '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'v': o->volume = optarg; break;
-		case 'T':
-			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma")) {
-				fprintf(stderr, "rblk-initiator: --transport is tcp or rdma\n");
-				return -EINVAL;
-			}
-			o->transport = optarg;
-			break;
-		case 'q':
-			if (rblk_parse_uint(optarg, 1, INI_MAX_QUEUES, &o->queues)) {
-				fprintf(stderr, "rblk-initiator: --queues is 1..%d\n", INI_MAX_QUEUES);
-				return -EINVAL;
-			}
-			break;
-		case 'd':
-			if (rblk_parse_uint(optarg, 1, RBLK_MAX_QUEUE_DEPTH, &o->depth)) {
-				fprintf(stderr, "rblk-initiator: --depth is 1..%d\n", RBLK_MAX_QUEUE_DEPTH);
-				return -EINVAL;
-			}
-			break;
-		case 'H': o->hostname = optarg; break;
-		case 's': o->secret_file = optarg; break;
 		case 'i':
 			if (rblk_parse_uint(optarg, 0, 1u << 20, &v)) {
 				fprintf(stderr, "rblk-initiator: bad --dev-id\n");
@@ -183,27 +271,22 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 				return -EINVAL;
 			}
 			break;
-		case 'D':
-			rblk_debug_mask = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'K': case 'O': case 'R': case 'X': case 'F':
-			if (parse_tmo(optarg, c == 'R' ? 1 : -1, &ms, &sec)) {
-				fprintf(stderr, "rblk-initiator: bad --%s '%s' (seconds%s)\n",
-					c == 'K' ? "keep-alive-tmo" : c == 'O' ? "io-timeout" :
-					c == 'R' ? "reconnect-delay" : c == 'X' ? "ctrl-loss-tmo" :
-					"fast-io-fail-tmo", optarg, c == 'R' ? ", at least 1" :
-					", -1 for never");
+		case 'D': {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' || m > UINT_MAX) {
+				fprintf(stderr, "rblk-initiator: bad --debug '%s' (a mask: 1 io, 2 conn, 4 rdma, 8 ublk)\n",
+					optarg);
 				return -EINVAL;
 			}
-			*(c == 'K' ? &o->ka_ms : c == 'O' ? &o->io_ms : c == 'R' ? &o->delay_ms :
-			  c == 'X' ? &o->loss_ms : &o->fail_ms) = ms;
-			o->tmo_s[c == 'K' ? INI_TMO_KEEP_ALIVE : c == 'O' ? INI_TMO_IO :
-				 c == 'R' ? INI_TMO_RECONNECT_DELAY :
-				 c == 'X' ? INI_TMO_CTRL_LOSS : INI_TMO_FAST_IO_FAIL] = sec;
+			rblk_debug_mask = (unsigned)m;
 			break;
+		}
 		case 'y':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "manual") &&
-			    strcmp(optarg, "off")) {
+			if (!ini_recovery_mode_valid(optarg)) {
 				fprintf(stderr, "rblk-initiator: --recovery is auto, manual or off\n");
 				return -EINVAL;
 			}
@@ -230,20 +313,6 @@ int ini_opts_parse(int argc, char **argv, struct ini_opts *o)
 			}
 			o->cleanup_dev = (int)v;
 			return 0;
-		case 'P':
-			if (rblk_poll_mode_parse(optarg, &o->poll)) {
-				fprintf(stderr, "rblk-initiator: --poll is event, busy or adaptive, not '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'U':
-			if (rblk_parse_uint(optarg, 0, RBLK_POLL_US_MAX, &o->poll_us)) {
-				fprintf(stderr, "rblk-initiator: --poll-us is 0..%u (microseconds), not '%s'\n",
-					RBLK_POLL_US_MAX, optarg);
-				return -EINVAL;
-			}
-			break;
 		case 'h':
 			ini_opts_usage(stdout);
 			exit(0);

@@ -3,6 +3,7 @@
 #ifndef RBLK_INITIATOR_OPTS_H
 #define RBLK_INITIATOR_OPTS_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -37,6 +38,30 @@ struct ini_opts {
 	enum rblk_poll_mode poll;	/* --poll */
 	unsigned poll_us;		/* --poll-us */
 };
+
+/* One option rblk-initiator and `rblkctl attach` share (opts.c). */
+struct ini_opt {
+	const char *name;	/* --name, always with a value */
+	int code;		/* getopt's value for it */
+	const char *arg;	/* the value's name in the help */
+	const char *help;	/* '\n' between the help's lines */
+};
+#define INI_SHARED_OPTS	14
+extern const struct ini_opt ini_shared_opts[INI_SHARED_OPTS];
+
+/* The table's index of getopt code, or -1. */
+int ini_opt_index(int code);
+/* Writes the shared options to lo[0..INI_SHARED_OPTS); returns how many. */
+unsigned ini_opts_getopt(struct option *lo);
+/* Checks the value of shared option code and stores it in o: 0; 1 when
+ * code is not a shared option; -EINVAL after one line "PROG: ..." on
+ * stderr. */
+int ini_opt_apply(int code, const char *arg, struct ini_opts *o, const char *prog);
+/* Help lines: the shared options; one option in the same layout. */
+void ini_opts_help(FILE *f);
+void ini_opt_help_line(FILE *f, const char *name, const char *arg, const char *help);
+/* auto, manual or off. */
+int ini_recovery_mode_valid(const char *s);
 
 void ini_opts_usage(FILE *f);
 /*

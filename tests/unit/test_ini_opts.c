@@ -5,6 +5,7 @@
  * the option, leaving the options as they were.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,6 +136,46 @@ static void poll_message(void **state)
 	assert_non_null(strstr(buf, "'spin'"));
 }
 
+/*
+ * The table rblk-initiator and rblkctl attach share: every entry takes a
+ * good value and refuses a bad one through ini_opt_apply, as getopt
+ * would hand them over, leaving the options as they were; a code not in
+ * the table is not taken.
+ */
+static void shared_table(void **state)
+{
+	static const struct { int code; const char *good, *bad; } v[] = {
+		{ 't', "10.0.0.5:4420", "h:0" }, { 'T', "rdma", "udp" },
+		{ 'q', "4", "0" }, { 'd', "128", "100000" },
+		{ 'K', "-1", "1.5" }, { 'O', "30", "x" }, { 'R', "1", "0" },
+		{ 'X', "600", "-2" }, { 'F', "0", "" },
+		{ 'P', "busy", "spin" }, { 'U', "10", "-1" },
+	};
+	struct ini_opts o, before;
+	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
+
+	assert_int_equal(INI_SHARED_OPTS, 14);
+	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
+		assert_int_equal(ini_opt_index(ini_shared_opts[i].code), (int)i);
+	assert_true(saved >= 0 && devnull >= 0);
+	dup2(devnull, 2);	/* the refusals' lines */
+	for (unsigned i = 0; i < ARRAY_SIZE(v); i++) {
+		defaults(&o);
+		assert_int_equal(ini_opt_apply(v[i].code, v[i].good, &o, "test"), 0);
+		defaults(&o);
+		before = o;
+		assert_int_equal(ini_opt_apply(v[i].code, v[i].bad, &o, "test"), -EINVAL);
+		assert_memory_equal(&o, &before, sizeof(o));
+	}
+	dup2(saved, 2);
+	close(saved);
+	close(devnull);
+	defaults(&o);
+	assert_int_equal(ini_opt_apply('w', "5", &o, "test"), 1);	/* attach's --timeout */
+	assert_int_equal(ini_opt_apply('X', "-1", &o, "test"), 0);
+	assert_int_equal(o.tmo_s[INI_TMO_CTRL_LOSS], -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +183,7 @@ int main(void)
 		cmocka_unit_test(poll_modes),
 		cmocka_unit_test(poll_bad),
 		cmocka_unit_test(poll_message),
+		cmocka_unit_test(shared_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

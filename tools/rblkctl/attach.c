@@ -22,8 +22,10 @@
 
 #include "clock.h"
 #include "getopt_exact.h"
+#include "helpers.h"
 #include "poll_mode.h"
 #include "../../initiator/state.h"
+#include "../../initiator/opts.h"
 #include "../../initiator/ublk_ctrl.h"
 #include "attach.h"
 #include "initiator_proc.h"
@@ -84,185 +86,141 @@ static void attach_usage(FILE *f)
 {
 	fprintf(f,
 "usage: rblkctl attach --target ADDR[:PORT] --volume NAME [options]\n"
-"Connects to a volume and shows it as a local block device; prints /dev/ublkbN.\n"
-"  --target ADDR[:PORT]   target address ([v6addr]:port for IPv6)\n"
-"  --volume NAME          volume to attach\n"
-"  --transport rdma|tcp   (default tcp)\n"
-"  --queues N             ublk queues, one connection each (default: CPUs, max 4)\n"
-"  --depth N              requests per queue (default 64)\n"
-"  --hostname NAME        host name presented to the target\n"
-"  --secret-file FILE     shared secret for the login challenge (mode 0600)\n"
-"  --timeout SECS         how long to wait for the device (default %d)\n"
-"  --keep-alive-tmo S     connection dead after S s without an answer (default 5)\n"
-"  --io-timeout S         rebuild a connection whose command waits S s (default 30)\n"
-"  --reconnect-delay S    between reconnect attempts (default 2)\n"
-"  --ctrl-loss-tmo S      reconnect this long, then fail I/O (default 600;\n"
-"                         -1 forever, 0 never reconnect)\n"
-"  --fast-io-fail-tmo S   fail I/O after S s disconnected (default -1: off)\n"
-"  --poll MODE            how each queue waits for the ublk ring and the RDMA\n"
-"                         CQ: event (sleep, default), busy (spin: one core\n"
-"                         per queue), adaptive (spin --poll-us after work)\n"
-"  --poll-us N            adaptive: microseconds to spin (default %u)\n"
-"  --recovery MODE        what happens when rblk-initiator dies (crash, kill -9,\n"
-"                         OOM); the device stays, its I/O waits, and:\n"
-"                           auto    a supervisor starts a new server (default)\n"
-"                           manual  until `rblkctl recover DEVICE`\n"
-"                           off     no waiting: the device goes away\n"
-"  --no-recovery          the same as --recovery off\n"
-"  --foreground           stay: be the supervisor in this process (output on\n"
-"                         stdout/stderr, SIGTERM detaches; for systemd units);\n"
-"                         a crash is recovered only with --recovery auto\n"
-"  -h, --help\n", CTL_ATTACH_TIMEOUT_S, RBLK_POLL_US_DEFAULT);
+"Connects to a volume and shows it as a local block device; prints /dev/ublkbN.\n");
+	ini_opts_help(f);
+	ini_opt_help_line(f, "timeout", "SECS", "how long to wait for the device (default "
+			  RBLK_XSTR(CTL_ATTACH_TIMEOUT_S) ")");
+	ini_opt_help_line(f, "recovery", "MODE", "what happens when rblk-initiator dies (crash, kill -9,\n"
+			  "OOM); the device stays, its I/O waits, and:\n"
+			  "  auto    a supervisor starts a new server (default)\n"
+			  "  manual  until `rblkctl recover DEVICE`\n"
+			  "  off     no waiting: the device goes away");
+	ini_opt_help_line(f, "no-recovery", NULL, "the same as --recovery off");
+	ini_opt_help_line(f, "foreground", NULL, "stay: be the supervisor in this process (output on\n"
+			  "stdout/stderr, SIGTERM detaches; for systemd units);\n"
+			  "a crash is recovered only with --recovery auto");
+	fprintf(f, "  -h, --help\n");
 }
 
-int rblkctl_attach(int argc, char **argv)
+/* What attach was asked for: the shared options as given (each checked
+ * as rblk-initiator will), and attach's own. */
+struct attach_args {
+	const char *given[INI_SHARED_OPTS];
+	const char *recovery;
+	int timeout_s;
+	int foreground;
+};
+
+/* 0, 1 after --help, or 2 after a usage error (printed). */
+static int attach_parse(int argc, char **argv, struct attach_args *aa)
 {
-	static const struct option lo[] = {
-		{ "target",      required_argument, NULL, 't' },
-		{ "volume",      required_argument, NULL, 'v' },
-		{ "transport",   required_argument, NULL, 'T' },
-		{ "queues",      required_argument, NULL, 'q' },
-		{ "depth",       required_argument, NULL, 'd' },
-		{ "hostname",    required_argument, NULL, 'H' },
-		{ "secret-file", required_argument, NULL, 's' },
+	static const struct option own[] = {
 		{ "timeout",     required_argument, NULL, 'w' },
-		/* faults: handed to rblk-initiator as they are (it checks them) */
-		{ "keep-alive-tmo",   required_argument, NULL, 'K' },
-		{ "io-timeout",       required_argument, NULL, 'O' },
-		{ "reconnect-delay",  required_argument, NULL, 'R' },
-		{ "ctrl-loss-tmo",    required_argument, NULL, 'X' },
-		{ "fast-io-fail-tmo", required_argument, NULL, 'F' },
-		{ "poll",        required_argument, NULL, 'P' },
-		{ "poll-us",     required_argument, NULL, 'U' },
 		{ "recovery",    required_argument, NULL, 'y' },
 		{ "no-recovery", no_argument,       NULL, 'N' },
 		{ "foreground",  no_argument,       NULL, 'f' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *target = NULL, *volume = NULL, *transport = "tcp";
-	const char *queues = NULL, *depth = NULL, *hostname = NULL, *secret = NULL;
-	const char *recovery = "auto", *poll_arg = NULL, *poll_us = NULL;
-	enum rblk_poll_mode mode;
-	const char *fault_opt[INI_TMO_COUNT] = { 0 };	/* K O R X F */
-	int timeout_s = CTL_ATTACH_TIMEOUT_S, c, id, ret = 0, foreground = 0;
-	struct ctl_argv a;
-	char msg[512];
+	struct option lo[INI_SHARED_OPTS + ARRAY_SIZE(own)];
+	struct ini_opts check = { 0 };
+	unsigned v;
+	int c, ret;
 
+	memcpy(lo + ini_opts_getopt(lo), own, sizeof(own));
 	optind = 1;
 	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		ret = ini_opt_apply(c, optarg, &check, "rblkctl attach");
+		if (ret < 0)
+			return 2;
+		if (ret == 0) {
+			aa->given[ini_opt_index(c)] = optarg;
+			continue;
+		}
 		switch (c) {
-		case 't': target = optarg; break;
-		case 'v': volume = optarg; break;
-		case 'T':
-			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma")) {
-				fprintf(stderr, "rblkctl attach: --transport is rdma or tcp\n");
-				return 2;
-			}
-			transport = optarg;
-			break;
-		case 'q': queues = optarg; break;
-		case 'd': depth = optarg; break;
-		case 'H': hostname = optarg; break;
-		case 's': secret = optarg; break;
 		case 'w':
-			timeout_s = atoi(optarg);
-			if (timeout_s <= 0) {
-				fprintf(stderr, "rblkctl attach: bad --timeout\n");
-				return 2;
-			}
-			break;
-		case 'K': fault_opt[INI_TMO_KEEP_ALIVE] = optarg; break;
-		case 'O': fault_opt[INI_TMO_IO] = optarg; break;
-		case 'R': fault_opt[INI_TMO_RECONNECT_DELAY] = optarg; break;
-		case 'X': fault_opt[INI_TMO_CTRL_LOSS] = optarg; break;
-		case 'F': fault_opt[INI_TMO_FAST_IO_FAIL] = optarg; break;
-		case 'y':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "manual") &&
-			    strcmp(optarg, "off")) {
-				fprintf(stderr, "rblkctl attach: --recovery is auto, manual or off\n");
-				return 2;
-			}
-			recovery = optarg;
-			break;
-		case 'P':
-			/* Checked here too: a bad value must not start a daemon. */
-			if (rblk_poll_mode_parse(optarg, &mode)) {
-				fprintf(stderr, "rblkctl attach: --poll is event, busy or adaptive, not '%s'\n",
+			if (rblk_parse_uint(optarg, 1, 86400, &v)) {
+				fprintf(stderr, "rblkctl attach: --timeout is 1..86400 seconds, not '%s'\n",
 					optarg);
 				return 2;
 			}
-			poll_arg = optarg;
+			aa->timeout_s = (int)v;
 			break;
-		case 'U': {
-			char *end;
-			unsigned long us;
-
-			errno = 0;
-			us = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    us > RBLK_POLL_US_MAX) {
-				fprintf(stderr, "rblkctl attach: --poll-us is 0..%u (microseconds), not '%s'\n",
-					RBLK_POLL_US_MAX, optarg);
+		case 'y':
+			if (!ini_recovery_mode_valid(optarg)) {
+				fprintf(stderr, "rblkctl attach: --recovery is auto, manual or off\n");
 				return 2;
 			}
-			poll_us = optarg;
+			aa->recovery = optarg;
 			break;
-		}
-		case 'N': recovery = "off"; break;
-		case 'f': foreground = 1; break;
-		case 'h': attach_usage(stdout); return 0;
+		case 'N': aa->recovery = "off"; break;
+		case 'f': aa->foreground = 1; break;
+		case 'h': attach_usage(stdout); return 1;
 		default: attach_usage(stderr); return 2;
 		}
 	}
-	if (optind < argc || !target || !volume) {
+	if (optind < argc || !check.host[0] || !check.volume) {
 		fprintf(stderr, "rblkctl attach: --target and --volume are required\n");
 		return 2;
 	}
-	if (rblk_name_valid(volume)) {
-		fprintf(stderr, "rblkctl attach: bad volume name '%s'\n", volume);
+	if (rblk_name_valid(check.volume)) {
+		fprintf(stderr, "rblkctl attach: bad volume name '%s'\n", check.volume);
 		return 2;
 	}
+	return 0;
+}
+
+/* The machine can serve a device: root, ublk, the state directory. */
+static int attach_check_host(void)
+{
 	if (ctl_need_root("attach"))
-		return 1;
+		return -1;
 	if (!have_ublk()) {
 		fprintf(stderr, "rblkctl attach: no ublk support in this kernel (/dev/ublk-control missing; modprobe ublk_drv failed)\n");
-		return 1;
+		return -1;
 	}
 	if (mkdir(ini_state_dir(), 0755) && errno != EEXIST) {
 		fprintf(stderr, "rblkctl attach: %s: %s\n", ini_state_dir(), strerror(errno));
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
+int rblkctl_attach(int argc, char **argv)
+{
+	struct attach_args aa = { .recovery = "auto", .timeout_s = CTL_ATTACH_TIMEOUT_S };
+	int id, ret = 0;
+	struct ctl_argv a;
+	char msg[512];
+
+	ret = attach_parse(argc, argv, &aa);
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	if (attach_check_host())
+		return 1;
+	/* rblk-initiator gets each shared option as it was given; the
+	 * transport always (its default could change), and the recovery. */
+	if (!aa.given[ini_opt_index('T')])
+		aa.given[ini_opt_index('T')] = "tcp";
 	ctl_argv_init(&a);
 	ret |= ctl_argv_add(&a, "rblk-initiator");
-	ret |= ctl_argv_add(&a, "--target");
-	ret |= ctl_argv_add(&a, "%s", target);
-	ret |= ctl_argv_add(&a, "--volume");
-	ret |= ctl_argv_add(&a, "%s", volume);
-	ret |= ctl_argv_add(&a, "--transport");
-	ret |= ctl_argv_add(&a, "%s", transport);
 	ret |= ctl_argv_add(&a, "--recovery");
-	ret |= ctl_argv_add(&a, "%s", recovery);
-	ret |= ctl_argv_add_opt(&a, "--queues", queues);
-	ret |= ctl_argv_add_opt(&a, "--depth", depth);
-	ret |= ctl_argv_add_opt(&a, "--hostname", hostname);
-	ret |= ctl_argv_add_opt(&a, "--secret-file", secret);
-	ret |= ctl_argv_add_opt(&a, "--poll", poll_arg);
-	ret |= ctl_argv_add_opt(&a, "--poll-us", poll_us);
-	for (int i = 0; i < INI_TMO_COUNT; i++)
-		ret |= ctl_argv_add_opt(&a, ini_tmo_opt[i], fault_opt[i]);
+	ret |= ctl_argv_add(&a, "%s", aa.recovery);
+	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
+		if (aa.given[i])
+			ret |= ctl_argv_add(&a, "--%s", ini_shared_opts[i].name) ||
+			       ctl_argv_add(&a, "%s", aa.given[i]);
 	if (ret) {
 		fprintf(stderr, "rblkctl attach: arguments too long\n");
 		return 2;
 	}
-	if (foreground) {
+	if (aa.foreground) {
 		char bin[PATH_MAX];
 
 		ctl_find_initiator(bin, sizeof(bin));
-		ctl_supervise(&a, bin, "", -1, !strcmp(recovery, "auto"));
+		ctl_supervise(&a, bin, "", -1, !strcmp(aa.recovery, "auto"));
 	}
-	id = ctl_start(&a, !strcmp(recovery, "auto"), NULL, timeout_s, msg, sizeof(msg));
+	id = ctl_start(&a, !strcmp(aa.recovery, "auto"), NULL, aa.timeout_s, msg, sizeof(msg));
 	if (id < 0) {
 		fprintf(stderr, "rblkctl attach: %s\n", msg);
 		return 1;

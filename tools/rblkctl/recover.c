@@ -13,6 +13,7 @@
 #include "../../initiator/state.h"
 #include "attach.h"
 #include "getopt_exact.h"
+#include "helpers.h"
 #include "initiator_proc.h"
 #include "supervise.h"
 
@@ -40,6 +41,7 @@ int rblkctl_recover(int argc, char **argv)
 	};
 	struct ublksrv_ctrl_dev_info info;
 	int timeout_s = CTL_ATTACH_TIMEOUT_S, c, id, ret;
+	unsigned v;
 	struct ini_state s;
 	struct ini_ctrl *ctrl;
 	struct ctl_argv a;
@@ -49,11 +51,12 @@ int rblkctl_recover(int argc, char **argv)
 	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			timeout_s = atoi(optarg);
-			if (timeout_s <= 0) {
-				fprintf(stderr, "rblkctl recover: bad --timeout\n");
+			if (rblk_parse_uint(optarg, 1, 86400, &v)) {
+				fprintf(stderr, "rblkctl recover: --timeout is 1..86400 seconds, not '%s'\n",
+					optarg);
 				return 2;
 			}
+			timeout_s = (int)v;
 			break;
 		case 'h': recover_usage(stdout); return 0;
 		default: recover_usage(stderr); return 2;
