@@ -29,21 +29,91 @@
 #define CFG_MAX_VOLUMES	4096
 
 
+/*
+ * The [target] keys, once: the parser, the defaults and the writer all
+ * read this table (and a unit test checks each name against the config
+ * man page), so a new key is one line here and a field in tgt_config.
+ * Written back in this order; a number only when it is not its default.
+ */
+enum key_type {
+	KT_UINT,	/* unsigned min..max, refused with note after the range */
+	KT_PATH,	/* absolute path shorter than max bytes */
+	KT_TCP_LIST,	/* listen_tcp: host:port, ... */
+	KT_STRING,	/* listen_rdma: kept as written, empty = none */
+	KT_LOG_LEVEL,
+	KT_POLL,
+};
+
+struct target_key {
+	const char *name;
+	enum key_type type;
+	size_t off;			/* of the field in struct tgt_config */
+	unsigned def, min, max;		/* KT_UINT (max: KT_PATH too) */
+	const char *note;
+	bool always;			/* written even at its default */
+};
+
+#define TK(n, t, f, ...) { .name = n, .type = t, .off = offsetof(struct tgt_config, f), __VA_ARGS__ }
+static const struct target_key target_keys[] = {
+	TK("listen_tcp", KT_TCP_LIST, listen_tcp, .always = true),
+	TK("listen_rdma", KT_STRING, listen_rdma, .always = true),
+	TK("reactors", KT_UINT, reactors, .max = TGT_CFG_MAX_REACTORS,
+	   .note = " (0 = one per core)", .always = true),
+	TK("log_level", KT_LOG_LEVEL, log_level),
+	TK("max_queue_depth", KT_UINT, max_queue_depth, .def = RBLK_MAX_QUEUE_DEPTH,
+	   .min = 1, .max = RBLK_MAX_QUEUE_DEPTH),
+	TK("reactor_buffer_mb", KT_UINT, buffer_mb, .def = TGT_CFG_DEFAULT_BUFFER_MB,
+	   .min = 4, .max = 65536),
+	/* sun_path holds 108 bytes including the NUL. */
+	TK("admin_socket", KT_PATH, admin_socket, .max = 108),
+	TK("volume_dir", KT_PATH, volume_dir, .max = PATH_MAX - 80),
+	TK("login_timeout", KT_UINT, login_timeout, .def = TGT_CFG_DEFAULT_LOGIN_TIMEOUT,
+	   .max = 3600, .note = " (seconds, 0 = none)"),
+	/* event: sleep on the completion channel; busy: spin (lowest
+	 * latency, one core per reactor); adaptive: spin rdma_poll_us after
+	 * work, then sleep. */
+	TK("rdma_poll", KT_POLL, rdma_poll),
+	TK("rdma_poll_us", KT_UINT, rdma_poll_us, .def = RBLK_POLL_US_DEFAULT,
+	   .max = RBLK_POLL_US_MAX, .note = " (microseconds)"),
+	TK("idle_timeout", KT_UINT, idle_timeout, .def = TGT_CFG_DEFAULT_IDLE_TIMEOUT,
+	   .max = 86400, .note = " (seconds, 0 = none)"),
+	TK("data_timeout", KT_UINT, data_timeout, .def = TGT_CFG_DEFAULT_DATA_TIMEOUT,
+	   .max = 3600, .note = " (seconds, 0 = none)"),
+	TK("stall_timeout", KT_UINT, stall_timeout, .def = TGT_CFG_DEFAULT_STALL_TIMEOUT,
+	   .max = 3600, .note = " (seconds, 0 = none)"),
+	TK("max_connections", KT_UINT, max_conns, .def = TGT_CFG_DEFAULT_MAX_CONNS,
+	   .min = 1, .max = TGT_CFG_MAX_CONNS),
+	TK("max_connections_per_host", KT_UINT, max_conns_host,
+	   .def = TGT_CFG_DEFAULT_MAX_CONNS_HOST, .min = 1, .max = TGT_CFG_MAX_CONNS),
+	TK("conn_buffer_mb", KT_UINT, conn_buffer_mb, .max = 65536,
+	   .note = " (MiB, 0 = automatic)"),
+	TK("host_buffer_mb", KT_UINT, host_buffer_mb, .max = 65536,
+	   .note = " (MiB, 0 = automatic)"),
+	TK("max_prelogin", KT_UINT, max_prelogin, .def = TGT_CFG_DEFAULT_MAX_PRELOGIN,
+	   .max = TGT_CFG_MAX_PRELOGIN, .note = " (0 = no cap)"),
+	TK("max_prelogin_per_host", KT_UINT, max_prelogin_per_host,
+	   .def = TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST, .max = TGT_CFG_MAX_PRELOGIN,
+	   .note = " (0 = no cap)"),
+};
+#undef TK
+/* The parser marks keys seen in a section in one unsigned. */
+_Static_assert(ARRAY_SIZE(target_keys) <= 32, "seen-key bits");
+
+#define CFG_FIELD(cfg, k, type)	((type *)((char *)(cfg) + (k)->off))
+
+const char *tgt_config_target_key(unsigned i)
+{
+	return i < ARRAY_SIZE(target_keys) ? target_keys[i].name : NULL;
+}
+
 void tgt_config_init(struct tgt_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_level = -1;
-	cfg->max_queue_depth = RBLK_MAX_QUEUE_DEPTH;
-	cfg->buffer_mb = TGT_CFG_DEFAULT_BUFFER_MB;
-	cfg->login_timeout = TGT_CFG_DEFAULT_LOGIN_TIMEOUT;
-	cfg->rdma_poll_us = RBLK_POLL_US_DEFAULT;
-	cfg->idle_timeout = TGT_CFG_DEFAULT_IDLE_TIMEOUT;
-	cfg->data_timeout = TGT_CFG_DEFAULT_DATA_TIMEOUT;
-	cfg->stall_timeout = TGT_CFG_DEFAULT_STALL_TIMEOUT;
-	cfg->max_conns = TGT_CFG_DEFAULT_MAX_CONNS;
-	cfg->max_conns_host = TGT_CFG_DEFAULT_MAX_CONNS_HOST;
-	cfg->max_prelogin = TGT_CFG_DEFAULT_MAX_PRELOGIN;
-	cfg->max_prelogin_per_host = TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST;
+	cfg->rdma_poll = RBLK_POLL_EVENT;
+	for (unsigned i = 0; i < ARRAY_SIZE(target_keys); i++)
+		if (target_keys[i].type == KT_UINT)
+			*CFG_FIELD(cfg, &target_keys[i], unsigned) = target_keys[i].def;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -177,34 +247,10 @@ static int parse_listen_tcp(struct parser *p, char *v)
 }
 
 enum {
-	K_LISTEN_TCP, K_LISTEN_RDMA, K_REACTORS, K_LOG_LEVEL, K_MAX_QD,
-	K_BUFFER_MB, K_ADMIN_SOCKET, K_VOLUME_DIR, K_LOGIN_TIMEOUT,
-	K_RDMA_POLL, K_RDMA_POLL_US, K_IDLE_TIMEOUT, K_DATA_TIMEOUT, K_MAX_CONNS,
-	K_MAX_CONNS_HOST, K_CONN_BUFFER_MB, K_HOST_BUFFER_MB, K_MAX_PRELOGIN,
-	K_MAX_PRELOGIN_HOST, K_STALL_TIMEOUT,
-};
-enum {
 	K_PATH, K_SIZE, K_BACKEND, K_READ_ONLY, K_ALLOW_HOSTS, K_SECRET_FILE,
 	K_DIRECT, K_ALLOW_ANY_HOST, K_CREATED_FILE,
 };
 
-static const char *const target_keys[] = {
-	[K_LISTEN_TCP] = "listen_tcp", [K_LISTEN_RDMA] = "listen_rdma",
-	[K_REACTORS] = "reactors", [K_LOG_LEVEL] = "log_level",
-	[K_MAX_QD] = "max_queue_depth", [K_BUFFER_MB] = "reactor_buffer_mb",
-	[K_ADMIN_SOCKET] = "admin_socket", [K_VOLUME_DIR] = "volume_dir",
-	[K_LOGIN_TIMEOUT] = "login_timeout",
-	[K_RDMA_POLL] = "rdma_poll",
-	[K_RDMA_POLL_US] = "rdma_poll_us",
-	[K_IDLE_TIMEOUT] = "idle_timeout", [K_DATA_TIMEOUT] = "data_timeout",
-	[K_MAX_CONNS] = "max_connections",
-	[K_MAX_CONNS_HOST] = "max_connections_per_host",
-	[K_CONN_BUFFER_MB] = "conn_buffer_mb",
-	[K_HOST_BUFFER_MB] = "host_buffer_mb",
-	[K_MAX_PRELOGIN] = "max_prelogin",
-	[K_MAX_PRELOGIN_HOST] = "max_prelogin_per_host",
-	[K_STALL_TIMEOUT] = "stall_timeout",
-};
 static const char *const volume_keys[] = {
 	[K_PATH] = "path", [K_SIZE] = "size", [K_BACKEND] = "backend",
 	[K_READ_ONLY] = "read_only", [K_ALLOW_HOSTS] = "allow_hosts",
@@ -273,98 +319,40 @@ static int key_index(const char *const *keys, unsigned n, const char *k)
 	return -1;
 }
 
-/* A [target] number key in min..max; note follows the range in a refusal. */
-static int uint_key(struct parser *p, int k, const char *v, unsigned min,
-		    unsigned max, const char *note, unsigned *out)
-{
-	unsigned u;
-
-	if (rblk_parse_uint(v, 0, max, &u) || u < min)
-		return perr(p, "field '%s': '%s' is not a number %u..%u%s",
-			    target_keys[k], v, min, max, note);
-	*out = u;
-	return 0;
-}
-
-static int target_key(struct parser *p, int k, char *v)
+static int target_key(struct parser *p, const struct target_key *k, char *v)
 {
 	struct tgt_config *cfg = p->cfg;
 	unsigned u;
+	int level;
 
-	switch (k) {
-	case K_LISTEN_TCP:
+	switch (k->type) {
+	case KT_UINT:
+		if (rblk_parse_uint(v, 0, k->max, &u) || u < k->min)
+			return perr(p, "field '%s': '%s' is not a number %u..%u%s",
+				    k->name, v, k->min, k->max, k->note ? k->note : "");
+		*CFG_FIELD(cfg, k, unsigned) = u;
+		return 0;
+	case KT_PATH:
+		return parse_abs_path(p, k->name, v, k->max, CFG_FIELD(cfg, k, char *));
+	case KT_TCP_LIST:
 		return parse_listen_tcp(p, v);
-	case K_LISTEN_RDMA:
+	case KT_STRING:
 		if (*v) {
-			cfg->listen_rdma = strdup(v);
-			if (!cfg->listen_rdma)
+			*CFG_FIELD(cfg, k, char *) = strdup(v);
+			if (!*CFG_FIELD(cfg, k, char *))
 				return -ENOMEM;
 		}
 		return 0;
-	case K_REACTORS:
-		if (rblk_parse_uint(v, 0, TGT_CFG_MAX_REACTORS, &u))
-			return perr(p, "field 'reactors': '%s' is not a number 0..%d (0 = one per core)",
-				    v, TGT_CFG_MAX_REACTORS);
-		cfg->reactors = u;
-		return 0;
-	case K_LOG_LEVEL: {
-		int level = rblk_log_level_parse(v);
-
+	case KT_LOG_LEVEL:
+		level = rblk_log_level_parse(v);
 		if (level < 0)
-			return perr(p, "field 'log_level': '%s' is not err|warn|info|debug", v);
-		cfg->log_level = level;
+			return perr(p, "field '%s': '%s' is not err|warn|info|debug", k->name, v);
+		*CFG_FIELD(cfg, k, int) = level;
 		return 0;
-	}
-	case K_MAX_QD:
-		if (rblk_parse_uint(v, 0, RBLK_MAX_QUEUE_DEPTH, &u) || u == 0)
-			return perr(p, "field 'max_queue_depth': '%s' is not a number 1..%d",
-				    v, RBLK_MAX_QUEUE_DEPTH);
-		cfg->max_queue_depth = u;
+	case KT_POLL:
+		if (rblk_poll_mode_parse(v, CFG_FIELD(cfg, k, enum rblk_poll_mode)))
+			return perr(p, "field '%s': '%s' is not event|busy|adaptive", k->name, v);
 		return 0;
-	case K_BUFFER_MB:
-		if (rblk_parse_uint(v, 0, 65536, &u) || u < 4)
-			return perr(p, "field 'reactor_buffer_mb': '%s' is not a number 4..65536", v);
-		cfg->buffer_mb = u;
-		return 0;
-	case K_ADMIN_SOCKET:
-		/* sun_path holds 108 bytes including the NUL. */
-		return parse_abs_path(p, "admin_socket", v, 108, &cfg->admin_socket);
-	case K_VOLUME_DIR:
-		return parse_abs_path(p, "volume_dir", v, PATH_MAX - 80, &cfg->volume_dir);
-	case K_LOGIN_TIMEOUT:
-		if (rblk_parse_uint(v, 0, 3600, &u))
-			return perr(p, "field 'login_timeout': '%s' is not a number of seconds 0..3600 (0 = none)", v);
-		cfg->login_timeout = u;
-		return 0;
-	case K_RDMA_POLL:
-		/* event: sleep on the completion channel; busy: spin (lowest
-		 * latency, one core per reactor); adaptive: spin rdma_poll_us
-		 * after work, then sleep. */
-		if (rblk_poll_mode_parse(v, &cfg->rdma_poll))
-			return perr(p, "field 'rdma_poll': '%s' is not event|busy|adaptive", v);
-		return 0;
-	case K_RDMA_POLL_US:
-		return uint_key(p, k, v, 0, RBLK_POLL_US_MAX, " (microseconds)",
-				&cfg->rdma_poll_us);
-	case K_IDLE_TIMEOUT:
-		return uint_key(p, k, v, 0, 86400, " (seconds, 0 = none)", &cfg->idle_timeout);
-	case K_DATA_TIMEOUT:
-		return uint_key(p, k, v, 0, 3600, " (seconds, 0 = none)", &cfg->data_timeout);
-	case K_STALL_TIMEOUT:
-		return uint_key(p, k, v, 0, 3600, " (seconds, 0 = none)", &cfg->stall_timeout);
-	case K_MAX_CONNS:
-		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns);
-	case K_MAX_CONNS_HOST:
-		return uint_key(p, k, v, 1, TGT_CFG_MAX_CONNS, "", &cfg->max_conns_host);
-	case K_CONN_BUFFER_MB:
-		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->conn_buffer_mb);
-	case K_HOST_BUFFER_MB:
-		return uint_key(p, k, v, 0, 65536, " (MiB, 0 = automatic)", &cfg->host_buffer_mb);
-	case K_MAX_PRELOGIN:
-		return uint_key(p, k, v, 0, TGT_CFG_MAX_PRELOGIN, " (0 = no cap)", &cfg->max_prelogin);
-	case K_MAX_PRELOGIN_HOST:
-		return uint_key(p, k, v, 0, TGT_CFG_MAX_PRELOGIN, " (0 = no cap)",
-				&cfg->max_prelogin_per_host);
 	}
 	return 0;
 }
@@ -532,7 +520,10 @@ static int assignment(struct parser *p, char *s)
 	if (!*k)
 		return perr(p, "missing key before '='");
 	if (p->in_target) {
-		idx = key_index(target_keys, ARRAY_SIZE(target_keys), k);
+		idx = -1;
+		for (unsigned i = 0; i < ARRAY_SIZE(target_keys); i++)
+			if (!strcmp(target_keys[i].name, k))
+				idx = (int)i;
 		if (idx < 0)
 			return perr(p, "section [target]: unknown field '%s'", k);
 	} else if (p->vol && tgt_rbd_cfg_is_key(k)) {
@@ -552,7 +543,7 @@ static int assignment(struct parser *p, char *s)
 	if (p->seen & (1u << idx))
 		return perr(p, "field '%s' given twice in this section", k);
 	p->seen |= 1u << idx;
-	return p->in_target ? target_key(p, idx, v) : volume_key(p, idx, v);
+	return p->in_target ? target_key(p, &target_keys[idx], v) : volume_key(p, idx, v);
 }
 
 int tgt_config_parse(const char *text, const char *fname,
@@ -721,6 +712,41 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 	}
 }
 
+/* One [target] line, unless the key is at its default. */
+static void format_target_key(struct sbuf *b, const struct tgt_config *cfg,
+			      const struct target_key *k)
+{
+	const void *f = (const char *)cfg + k->off;
+
+	switch (k->type) {
+	case KT_UINT:
+		if (k->always || *(const unsigned *)f != k->def)
+			sb_printf(b, "%s = %u\n", k->name, *(const unsigned *)f);
+		return;
+	case KT_PATH:
+	case KT_STRING:
+		if (k->always || *(char *const *)f)
+			sb_printf(b, "%s = %s\n", k->name,
+				  *(char *const *)f ? *(char *const *)f : "");
+		return;
+	case KT_TCP_LIST:
+		sb_printf(b, "%s = ", k->name);
+		for (unsigned i = 0; i < cfg->n_listen_tcp; i++)
+			sb_printf(b, "%s%s", i ? ", " : "", cfg->listen_tcp[i]);
+		sb_printf(b, "\n");
+		return;
+	case KT_LOG_LEVEL:
+		if (*(const int *)f >= 0 && *(const int *)f < 4)
+			sb_printf(b, "%s = %s\n", k->name, rblk_log_level_name(*(const int *)f));
+		return;
+	case KT_POLL:
+		if (*(const enum rblk_poll_mode *)f != RBLK_POLL_EVENT)
+			sb_printf(b, "%s = %s\n", k->name,
+				  rblk_poll_mode_str(*(const enum rblk_poll_mode *)f));
+		return;
+	}
+}
+
 char *tgt_config_format(const struct tgt_config *cfg)
 {
 	struct sbuf b = { .cap = 1024 };
@@ -729,46 +755,9 @@ char *tgt_config_format(const struct tgt_config *cfg)
 	if (!b.s)
 		return NULL;
 	b.s[0] = '\0';
-	sb_printf(&b, "# rblk-target configuration (see docs/target.md)\n[target]\nlisten_tcp = ");
-	for (unsigned i = 0; i < cfg->n_listen_tcp; i++)
-		sb_printf(&b, "%s%s", i ? ", " : "", cfg->listen_tcp[i]);
-	sb_printf(&b, "\nlisten_rdma = %s\n", cfg->listen_rdma ? cfg->listen_rdma : "");
-	sb_printf(&b, "reactors = %u\n", cfg->reactors);
-	if (cfg->log_level >= 0 && cfg->log_level < 4)
-		sb_printf(&b, "log_level = %s\n", rblk_log_level_name(cfg->log_level));
-	if (cfg->max_queue_depth != RBLK_MAX_QUEUE_DEPTH)
-		sb_printf(&b, "max_queue_depth = %u\n", cfg->max_queue_depth);
-	if (cfg->buffer_mb != TGT_CFG_DEFAULT_BUFFER_MB)
-		sb_printf(&b, "reactor_buffer_mb = %u\n", cfg->buffer_mb);
-	if (cfg->admin_socket)
-		sb_printf(&b, "admin_socket = %s\n", cfg->admin_socket);
-	if (cfg->volume_dir)
-		sb_printf(&b, "volume_dir = %s\n", cfg->volume_dir);
-	if (cfg->login_timeout != TGT_CFG_DEFAULT_LOGIN_TIMEOUT)
-		sb_printf(&b, "login_timeout = %u\n", cfg->login_timeout);
-	if (cfg->rdma_poll != RBLK_POLL_EVENT)
-		sb_printf(&b, "rdma_poll = %s\n", rblk_poll_mode_str(cfg->rdma_poll));
-	if (cfg->rdma_poll_us != RBLK_POLL_US_DEFAULT)
-		sb_printf(&b, "rdma_poll_us = %u\n", cfg->rdma_poll_us);
-	if (cfg->idle_timeout != TGT_CFG_DEFAULT_IDLE_TIMEOUT)
-		sb_printf(&b, "idle_timeout = %u\n", cfg->idle_timeout);
-	if (cfg->data_timeout != TGT_CFG_DEFAULT_DATA_TIMEOUT)
-		sb_printf(&b, "data_timeout = %u\n", cfg->data_timeout);
-	if (cfg->stall_timeout != TGT_CFG_DEFAULT_STALL_TIMEOUT)
-		sb_printf(&b, "stall_timeout = %u\n", cfg->stall_timeout);
-	if (cfg->max_conns != TGT_CFG_DEFAULT_MAX_CONNS)
-		sb_printf(&b, "max_connections = %u\n", cfg->max_conns);
-	if (cfg->max_conns_host != TGT_CFG_DEFAULT_MAX_CONNS_HOST)
-		sb_printf(&b, "max_connections_per_host = %u\n", cfg->max_conns_host);
-	if (cfg->conn_buffer_mb)
-		sb_printf(&b, "conn_buffer_mb = %u\n", cfg->conn_buffer_mb);
-	if (cfg->host_buffer_mb)
-		sb_printf(&b, "host_buffer_mb = %u\n", cfg->host_buffer_mb);
-	if (cfg->max_prelogin != TGT_CFG_DEFAULT_MAX_PRELOGIN)
-		sb_printf(&b, "max_prelogin = %u\n", cfg->max_prelogin);
-	if (cfg->max_prelogin_per_host != TGT_CFG_DEFAULT_MAX_PRELOGIN_HOST)
-		sb_printf(&b, "max_prelogin_per_host = %u\n",
-			  cfg->max_prelogin_per_host);
+	sb_printf(&b, "# rblk-target configuration (see rblk-target.conf(5))\n[target]\n");
+	for (unsigned i = 0; i < ARRAY_SIZE(target_keys); i++)
+		format_target_key(&b, cfg, &target_keys[i]);
 	for (unsigned i = 0; i < cfg->n_vols; i++) {
 		const struct tgt_volume_cfg *v = &cfg->vols[i];
 

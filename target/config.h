@@ -78,6 +78,8 @@ struct tgt_config {
 
 /* Fills cfg with defaults (no listeners, no volumes). */
 void tgt_config_init(struct tgt_config *cfg);
+/* The name of [target] key i, in the order written; NULL past the last. */
+const char *tgt_config_target_key(unsigned i);
 
 /*
  * Parses text (NUL terminated) into cfg, which must have been init'ed or

@@ -267,6 +267,60 @@ static void test_round_trip(void **state)
 	tgt_config_free(&b);
 }
 
+/*
+ * Every [target] key is in the config man page, and every key that is set
+ * to a value other than its default is written back: a key added to the
+ * table is documented and survives a rewrite, or this fails.
+ */
+static void test_keys_documented_and_written(void **state)
+{
+	const char *root = getenv("RBLK_ROOT");
+	char path[4096], *doc, *t, want[80], err[256];
+	struct tgt_config cfg;
+	FILE *f;
+	long n;
+	unsigned i;
+
+	if (!root)
+		skip();		/* tests/run sets it; run alone: RBLK_ROOT=. */
+	snprintf(path, sizeof(path), "%s/docs/man/rblk-target.conf.5.scd", root);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	doc = calloc(1, n + 1);
+	assert_non_null(doc);
+	assert_int_equal(fread(doc, 1, n, f), (size_t)n);
+	fclose(f);
+	for (i = 0; tgt_config_target_key(i); i++) {
+		snprintf(want, sizeof(want), "*%s*", tgt_config_target_key(i));
+		if (!strstr(doc, want))
+			fail_msg("%s does not document [target] key %s", path, want);
+	}
+	assert_true(i >= 20);
+	free(doc);
+
+	/* A value off the default for each number key, read and written. */
+	assert_int_equal(tgt_config_parse(
+		"[target]\nlisten_tcp = 127.0.0.1:4420\nreactors = 3\nlog_level = debug\n"
+		"max_queue_depth = 7\nreactor_buffer_mb = 5\nadmin_socket = /a\n"
+		"volume_dir = /v\nlogin_timeout = 11\nrdma_poll = busy\nrdma_poll_us = 51\n"
+		"idle_timeout = 61\ndata_timeout = 31\nstall_timeout = 6\n"
+		"max_connections = 99\nmax_connections_per_host = 98\nconn_buffer_mb = 2\n"
+		"host_buffer_mb = 3\nmax_prelogin = 97\nmax_prelogin_per_host = 96\n"
+		"listen_rdma = 10.0.0.1:4421\n", "t", &cfg, err, sizeof(err)), 0);
+	t = tgt_config_format(&cfg);
+	assert_non_null(t);
+	for (i = 0; tgt_config_target_key(i); i++) {
+		snprintf(want, sizeof(want), "\n%s = ", tgt_config_target_key(i));
+		if (!strstr(t, want))
+			fail_msg("key %s set off its default is not written back", tgt_config_target_key(i));
+	}
+	free(t);
+	tgt_config_free(&cfg);
+}
+
 static void test_load(void **state)
 {
 	char path[] = "/tmp/rblk-cfg-XXXXXX", err[256];
@@ -295,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_configs_refused),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_keys_documented_and_written),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
