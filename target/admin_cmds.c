@@ -31,274 +31,11 @@
 #include "log.h"
 #include "size.h"
 
-/* ---- request fields -------------------------------------------------------- */
-
-/* Printable copy of untrusted text for messages (control bytes -> '?'). */
-static const char *printable(const char *s, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
-	buf[i] = '\0';
-	return buf;
-}
-
-static int get_str(json_object *req, const char *key, bool required,
-		   const char **out, char *err, size_t errlen)
-{
-	json_object *j;
-
-	*out = NULL;
-	if (!json_object_object_get_ex(req, key, &j) || json_object_is_type(j, json_type_null)) {
-		if (!required)
-			return 0;
-		snprintf(err, errlen, "missing field \"%s\"", key);
-		return -EINVAL;
-	}
-	if (!json_object_is_type(j, json_type_string)) {
-		snprintf(err, errlen, "field \"%s\" must be a string", key);
-		return -EINVAL;
-	}
-	*out = json_object_get_string(j);
-	if (strlen(*out) != (size_t)json_object_get_string_len(j)) {
-		snprintf(err, errlen, "field \"%s\" contains a NUL byte", key);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int get_bool(json_object *req, const char *key, bool *out,
-		    char *err, size_t errlen)
-{
-	json_object *j;
-
-	*out = false;
-	if (!json_object_object_get_ex(req, key, &j) || json_object_is_type(j, json_type_null))
-		return 0;
-	if (!json_object_is_type(j, json_type_boolean)) {
-		snprintf(err, errlen, "field \"%s\" must be true or false", key);
-		return -EINVAL;
-	}
-	*out = json_object_get_boolean(j);
-	return 0;
-}
-
-/* "size": a number of bytes or a size string ("10G"); *have = present. */
-static int get_size(json_object *req, uint64_t *out, bool *have,
-		    char *err, size_t errlen)
-{
-	json_object *j;
-	int64_t v;
-
-	*have = false;
-	*out = 0;
-	if (!json_object_object_get_ex(req, "size", &j) || json_object_is_type(j, json_type_null))
-		return 0;
-	if (json_object_is_type(j, json_type_int)) {
-		errno = 0;
-		v = json_object_get_int64(j);
-		if (v <= 0 || errno) {
-			snprintf(err, errlen, "size must be a positive number of bytes");
-			return -EINVAL;
-		}
-		*out = (uint64_t)v;
-	} else if (json_object_is_type(j, json_type_string)) {
-		char pbuf[64];
-
-		int pr = rblk_parse_size(json_object_get_string(j), out);
-
-		if (pr) {
-			snprintf(err, errlen, "bad size '%s': %s",
-				 printable(json_object_get_string(j), pbuf, sizeof(pbuf)),
-				 rblk_size_error(pr));
-			return -EINVAL;
-		}
-	} else {
-		snprintf(err, errlen, "size must be a number or a string like \"10G\"");
-		return -EINVAL;
-	}
-	if (*out == 0 || *out % 512) {
-		snprintf(err, errlen, "size %" PRIu64 " is not a positive multiple of 512 bytes", *out);
-		return -EINVAL;
-	}
-	*have = true;
-	return 0;
-}
-
-/*
- * Paths end up in the config file, one "key = value" line each: a newline
- * would inject keys, '#'/';' start comments and edge blanks are trimmed
- * away, so none of these may pass.
- */
-static int check_path(const char *what, const char *path, char *err,
-		      size_t errlen)
-{
-	size_t len = strlen(path);
-
-	if (path[0] != '/' || len >= PATH_MAX - 80) {
-		snprintf(err, errlen, "%s must be an absolute path", what);
-		return -EINVAL;
-	}
-	for (const char *c = path; *c; c++) {
-		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '#' || *c == ';') {
-			snprintf(err, errlen, "%s must not contain control characters, '#' or ';'", what);
-			return -EINVAL;
-		}
-	}
-	if (path[len - 1] == ' ' || path[len - 1] == '\t') {
-		snprintf(err, errlen, "%s must not end in a blank", what);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int get_name(json_object *req, const char *key, const char *what,
-		    const char **out, char *err, size_t errlen)
-{
-	char pbuf[80];
-	int ret;
-
-	ret = get_str(req, key, true, out, err, errlen);
-	if (ret)
-		return ret;
-	if (rblk_name_valid(*out)) {
-		snprintf(err, errlen, "invalid %s name '%s': use 1..63 of A-Z a-z 0-9 . _ : - (not '.', '..', no leading '-')",
-			 what, printable(*out, pbuf, sizeof(pbuf)));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int cfg_append_volume(struct tgt_config *cfg,
-			     const struct tgt_volume_cfg *v)
-{
-	struct tgt_volume_cfg *vols, *n;
-
-	vols = realloc(cfg->vols, (cfg->n_vols + 1) * sizeof(*vols));
-	if (!vols)
-		return -ENOMEM;
-	cfg->vols = vols;
-	n = &vols[cfg->n_vols];
-	memset(n, 0, sizeof(*n));
-	memcpy(n->name, v->name, sizeof(n->name));
-	memcpy(n->backend, v->backend, sizeof(n->backend));
-	n->size = v->size;
-	n->read_only = v->read_only;
-	n->allow_any_host = v->allow_any_host;
-	if (v->path && !(n->path = strdup(v->path)))
-		return -ENOMEM;
-	if (v->created_file && !(n->created_file = strdup(v->created_file)))
-		return -ENOMEM;
-	if (v->rbd.pool && tgt_rbd_cfg_copy(&n->rbd, &v->rbd))
-		return -ENOMEM;
-	cfg->n_vols++;
-	return 0;
-}
-
-/* Removes a volume from a config copy (freeing what it owned through
- * tgt_config_free's rules: swap it to the end, free via a one-volume cfg). */
-static void cfg_remove_volume(struct tgt_config *cfg, const char *name)
-{
-	struct tgt_config one;
-
-	for (unsigned i = 0; i < cfg->n_vols; i++) {
-		if (strcmp(cfg->vols[i].name, name))
-			continue;
-		tgt_config_init(&one);
-		one.vols = malloc(sizeof(*one.vols));
-		if (one.vols) {
-			one.vols[0] = cfg->vols[i];
-			one.n_vols = 1;
-		}
-		memmove(&cfg->vols[i], &cfg->vols[i + 1],
-			(cfg->n_vols - i - 1) * sizeof(*cfg->vols));
-		cfg->n_vols--;
-		tgt_config_free(&one);
-		return;
-	}
-}
-
 static void free_strv(char **v, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
-}
-
-/* ---- JSON views ---------------------------------------------------------- */
-
-/* Summary of one volume (registry lock held). */
-static json_object *volume_json(const struct tgt_admin *a,
-				const struct tgt_export *e, bool detail)
-{
-	const struct tgt_volume_cfg *vc = tgt_config_find_volume(&a->cfg, e->name);
-	json_object *o = json_object_new_object(), *h;
-	char fbuf[96];
-
-	if (!o)
-		return NULL;
-	add_str(o, "name", e->name);
-	add_u64(o, "size", __atomic_load_n(&e->size, __ATOMIC_RELAXED));
-	add_str(o, "backend", e->vol->be->name);
-	add_str(o, "path", e->vol->path);
-	add_str(o, "type", !e->vol->path ? "none" : e->vol->is_blkdev ? "device" : "file");
-	json_object_object_add(o, "read_only",
-			       json_object_new_boolean(!!(e->vol->flags & RBLK_VOL_F_READ_ONLY)));
-	json_object_object_add(o, "auth", json_object_new_boolean(e->secret != NULL));
-	add_str(o, "secret_file", vc ? vc->secret_file : NULL);
-	h = json_object_new_array();
-	for (unsigned i = 0; h && i < e->n_hosts; i++)
-		json_object_array_add(h, json_object_new_string(e->hosts[i]));
-	json_object_object_add(o, "allow_hosts", h);
-	json_object_object_add(o, "allow_any_host", json_object_new_boolean(e->any_host));
-	add_u64(o, "sessions", e->n_sessions);
-	if (e->vol->be->describe)
-		e->vol->be->describe(e->vol, o);
-	if (!detail)
-		return o;
-	json_object_object_add(o, "backend_io", tgt_be_stats_to_json(e->vol->be_stats));
-	add_u64(o, "block_size", e->vol->block_size);
-	add_str(o, "flags", rblk_vol_flags_str(e->vol->flags, fbuf, sizeof(fbuf)));
-	add_u64(o, "logins", e->logins);
-	add_u64(o, "refusals", e->refusals);
-	return o;
-}
-
-static json_object *sessions_json(const struct tgt_export *e, bool stats)
-{
-	json_object *arr = json_object_new_array();
-
-	for (const struct tgt_session *s = e->sessions; arr && s; s = s->next) {
-		json_object *o = json_object_new_object();
-
-		if (!o)
-			break;
-		add_u64(o, "id", s->id);
-		add_str(o, "host", s->host);
-		add_str(o, "peer", s->peer);
-		add_u64(o, "queue_id", s->queue_id);
-		add_u64(o, "reactor", s->reactor_id);
-		add_u64(o, "size", s->size);
-		add_u64(o, "since", s->started);
-		if (stats)
-			json_object_object_add(o, "stats", tgt_stats_to_json(&s->stats));
-		json_object_array_add(arr, o);
-	}
-	return arr;
-}
-
-static json_object *export_stats_json(const struct tgt_export *e)
-{
-	struct tgt_io_stats *sum = aligned_alloc(64, sizeof(*sum));
-	json_object *o;
-
-	if (!sum)
-		return NULL;
-	tgt_export_stats(e, sum);
-	o = tgt_stats_to_json(sum);
-	free(sum);
-	return o;
 }
 
 /* ---- handlers ------------------------------------------------------------ */
@@ -323,184 +60,215 @@ static bool export_exists(const char *name)
 	return found;
 }
 
-static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
-		      char *err, size_t errlen)
+/* Two volumes on one store would corrupt each other's data. */
+static int store_in_use(const struct tgt_admin *a, const char *path,
+			char *err, size_t errlen)
 {
-	struct tgt_volume_cfg vc = { .line = 0 };
+	struct stat st, o;
+
+	if (stat(path, &st))
+		return 0;
+	for (unsigned i = 0; i < a->cfg.n_vols; i++) {
+		if (!a->cfg.vols[i].path || stat(a->cfg.vols[i].path, &o))
+			continue;
+		if (S_ISBLK(o.st_mode) && S_ISBLK(st.st_mode) ?
+		    o.st_rdev == st.st_rdev :
+		    o.st_dev == st.st_dev && o.st_ino == st.st_ino) {
+			snprintf(err, errlen, "%s is already the store of volume '%s'",
+				 path, a->cfg.vols[i].name);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+/* What "volume.create" asked for, read from the request. */
+struct create_req {
 	const char *name, *path, *device, *backend;
+	bool have_size;
+};
+
+/*
+ * The store of a new file, device or storeless volume: backend, path
+ * (given, or NAME.img in volume_dir) and whether it is created here
+ * (*created; then recorded as created_file when it is the default path,
+ * the one file delete may remove).  Fills vc; 0 or -errno with why (vc
+ * may hold allocations either way).
+ */
+static int create_choose_store(struct tgt_admin *a, const struct create_req *cr,
+			       struct tgt_volume_cfg *vc, bool *created,
+			       char *err, size_t errlen)
+{
+	const char *path = cr->device ? cr->device : cr->path;
 	const struct tgt_backend_ops *be;
-	struct tgt_config next;
-	struct tgt_volume *vol;
 	char defpath[PATH_MAX];
-	bool have_size, created = false;
 	struct stat st;
 	int ret;
 
-	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_str(req, "path", false, &path, err, errlen)) ||
-	    (ret = get_str(req, "device", false, &device, err, errlen)) ||
-	    (ret = get_str(req, "backend", false, &backend, err, errlen)) ||
-	    (ret = get_bool(req, "read_only", &vc.read_only, err, errlen)) ||
-	    (ret = get_bool(req, "allow_any_host", &vc.allow_any_host, err, errlen)) ||
-	    (ret = get_size(req, &vc.size, &have_size, err, errlen)))
-		return ret;
-	if (export_exists(name) || tgt_config_find_volume(&a->cfg, name)) {
-		snprintf(err, errlen, "volume '%s' already exists", name);
-		return -EEXIST;
-	}
-	snprintf(vc.name, sizeof(vc.name), "%s", name);
-	if (tgt_admin_rbd_requested(req)) {
-		/* An image, not a file: nothing below about paths applies. */
-		ret = tgt_admin_rbd_prepare(&a->cfg, req, &vc, vc.size, &created,
-					    err, errlen);
-		if (ret)
-			goto out_free_path;
-		goto open;
-	}
-	snprintf(vc.backend, sizeof(vc.backend), "%s", backend ? backend : "uring");
-	be = tgt_backend_find(vc.backend);
-	if (!be || strlen(backend ? backend : "") >= sizeof(vc.backend)) {
+	snprintf(vc->backend, sizeof(vc->backend), "%s", cr->backend ? cr->backend : "uring");
+	be = tgt_backend_find(vc->backend);
+	if (!be || strlen(cr->backend ? cr->backend : "") >= sizeof(vc->backend)) {
 		char pbuf[32];
 
 		snprintf(err, errlen, "unknown backend '%s' (have: %s)",
-			 printable(backend, pbuf, sizeof(pbuf)), tgt_backend_names());
+			 adm_printable(cr->backend, pbuf, sizeof(pbuf)), tgt_backend_names());
 		return -EINVAL;
 	}
-	if (path && device) {
+	if (cr->path && cr->device) {
 		snprintf(err, errlen, "give either a path or a device, not both");
 		return -EINVAL;
 	}
-	if (device)
-		path = device;
 	if (be->flags & TGT_BE_F_NO_STORE) {
 		if (path) {
-			snprintf(err, errlen, "backend '%s' has no backing store: no path or device", vc.backend);
+			snprintf(err, errlen, "backend '%s' has no backing store: no path or device", vc->backend);
 			return -EINVAL;
 		}
-		if (!have_size) {
-			snprintf(err, errlen, "backend '%s' needs a size", vc.backend);
+		if (!cr->have_size) {
+			snprintf(err, errlen, "backend '%s' needs a size", vc->backend);
 			return -EINVAL;
 		}
 	} else if (path) {
-		ret = check_path(device ? "device" : "path", path, err, errlen);
+		ret = adm_check_path(cr->device ? "device" : "path", path, err, errlen);
 		if (ret)
 			return ret;
 		if (stat(path, &st) == 0) {
-			if (device && !S_ISBLK(st.st_mode)) {
+			if (cr->device && !S_ISBLK(st.st_mode)) {
 				snprintf(err, errlen, "%s is not a block device", path);
 				return -EINVAL;
 			}
-			if (!device && !S_ISREG(st.st_mode)) {
+			if (!cr->device && !S_ISREG(st.st_mode)) {
 				snprintf(err, errlen, "%s is not a regular file (use --device for block devices)", path);
 				return -EINVAL;
 			}
-		} else if (device || errno != ENOENT) {
+		} else if (cr->device || errno != ENOENT) {
 			ret = -errno;
 			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 			return ret;
-		} else if (!have_size) {
+		} else if (!cr->have_size) {
 			snprintf(err, errlen, "%s does not exist: give a size to create it", path);
 			return -EINVAL;
 		} else {
-			created = true;
+			*created = true;
 		}
 	} else {
-		if (!have_size) {
+		if (!cr->have_size) {
 			snprintf(err, errlen, "a size is needed (like --size 10G)");
 			return -EINVAL;
 		}
 		ret = tgt_volume_dir_create(a->volume_dir, err, errlen);
 		if (ret)
 			return ret;
-		snprintf(defpath, sizeof(defpath), "%s/%s.img", a->volume_dir, name);
+		snprintf(defpath, sizeof(defpath), "%s/%s.img", a->volume_dir, cr->name);
 		if (lstat(defpath, &st) == 0) {
 			snprintf(err, errlen, "%s already exists (export it with --path, or remove it)", defpath);
 			return -EEXIST;
 		}
 		path = defpath;
-		created = true;
-	}
-	/* Two volumes on one store would corrupt each other's data. */
-	if (path && stat(path, &st) == 0) {
-		for (unsigned i = 0; i < a->cfg.n_vols; i++) {
-			struct stat o;
-
-			if (!a->cfg.vols[i].path || stat(a->cfg.vols[i].path, &o))
-				continue;
-			if (S_ISBLK(o.st_mode) && S_ISBLK(st.st_mode) ?
-			    o.st_rdev == st.st_rdev :
-			    o.st_dev == st.st_dev && o.st_ino == st.st_ino) {
-				snprintf(err, errlen, "%s is already the store of volume '%s'",
-					 path, a->cfg.vols[i].name);
-				return -EEXIST;
-			}
-		}
-	}
-	if (path) {
-		vc.path = strdup(path);
-		if (!vc.path)
+		*created = true;
+		/* The one file delete may remove: recorded in the config, so
+		 * the fact survives restarts and is checked against path at
+		 * delete. */
+		if (!(vc->created_file = strdup(defpath)))
 			return -ENOMEM;
 	}
-	/* The one file delete may remove: recorded in the config, so the
-	 * fact survives restarts and is checked against path at delete. */
-	if (path == defpath && !(vc.created_file = strdup(defpath))) {
-		ret = -ENOMEM;
-		goto out_free_path;
+	if (path) {
+		ret = store_in_use(a, path, err, errlen);
+		if (ret)
+			return ret;
+		vc->path = strdup(path);
+		if (!vc->path)
+			return -ENOMEM;
 	}
-	if (created && vc.read_only) {
+	if (*created && vc->read_only) {
 		snprintf(err, errlen, "cannot create a new read-only volume (it would only read zeroes)");
-		ret = -EINVAL;
-		goto out_free_path;
+		return -EINVAL;
 	}
+	return 0;
+}
 
-open:
-	ret = tgt_volume_open(&vol, &vc, err, errlen);
-	if (ret)
-		goto out_unlink;
+/* The opened volume into the saved config, then into the exports; a
+ * failed export takes the config back. */
+static int create_commit(struct tgt_admin *a, struct tgt_volume *vol,
+			 const struct tgt_volume_cfg *vc, char *err, size_t errlen)
+{
+	struct tgt_config next, prev;
+	int ret;
+
 	ret = tgt_admin_cfg_clone(&a->cfg, &next, err, errlen);
 	if (!ret)
-		ret = cfg_append_volume(&next, &vc);
+		ret = tgt_admin_cfg_append_volume(&next, vc);
 	if (!ret)
 		ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	else
 		tgt_config_free(&next);
 	if (ret)
-		goto out_close;
-	ret = tgt_export_add(vol, &vc, err, errlen);
-	if (ret) {
-		struct tgt_config prev;
-
-		if (!tgt_admin_cfg_clone(&a->cfg, &prev, err, errlen)) {
-			cfg_remove_volume(&prev, name);
-			tgt_admin_cfg_restore(a, &prev);
-		}
-		goto out_close;
+		return ret;
+	ret = tgt_export_add(vol, vc, err, errlen);
+	if (ret && !tgt_admin_cfg_clone(&a->cfg, &prev, err, errlen)) {
+		tgt_admin_cfg_remove_volume(&prev, vc->name);
+		tgt_admin_cfg_restore(a, &prev);
 	}
+	return ret;
+}
+
+static int cmd_create(struct tgt_admin *a, json_object *req, json_object *rsp,
+		      char *err, size_t errlen)
+{
+	struct tgt_volume_cfg vc = { .line = 0 };
+	struct create_req cr = { 0 };
+	struct tgt_volume *vol;
+	bool created = false;
+	int ret;
+
+	if ((ret = adm_get_name(req, "name", "volume", &cr.name, err, errlen)) ||
+	    (ret = adm_get_str(req, "path", false, &cr.path, err, errlen)) ||
+	    (ret = adm_get_str(req, "device", false, &cr.device, err, errlen)) ||
+	    (ret = adm_get_str(req, "backend", false, &cr.backend, err, errlen)) ||
+	    (ret = adm_get_bool(req, "read_only", &vc.read_only, err, errlen)) ||
+	    (ret = adm_get_bool(req, "allow_any_host", &vc.allow_any_host, err, errlen)) ||
+	    (ret = adm_get_size(req, &vc.size, &cr.have_size, err, errlen)))
+		return ret;
+	if (export_exists(cr.name) || tgt_config_find_volume(&a->cfg, cr.name)) {
+		snprintf(err, errlen, "volume '%s' already exists", cr.name);
+		return -EEXIST;
+	}
+	snprintf(vc.name, sizeof(vc.name), "%s", cr.name);
+	if (tgt_admin_rbd_requested(req))
+		/* An image, not a file: nothing about paths applies. */
+		ret = tgt_admin_rbd_prepare(&a->cfg, req, &vc, vc.size, &created,
+					    err, errlen);
+	else
+		ret = create_choose_store(a, &cr, &vc, &created, err, errlen);
+	if (ret)
+		goto out_free;
+	ret = tgt_volume_open(&vol, &vc, err, errlen);
+	if (ret)
+		goto out_undo_create;
+	ret = create_commit(a, vol, &vc, err, errlen);
+	if (ret)
+		goto out_close;
 	rblk_info("admin: volume %s created (%s, %" PRIu64 " bytes, backend %s)",
-		  name, vc.path ? vc.path : vc.rbd.image ? vc.rbd.image : "no store",
+		  cr.name, vc.path ? vc.path : vc.rbd.image ? vc.rbd.image : "no store",
 		  vol->size, vc.backend);
 	tgt_exports_lock();
 	json_object_object_add(rsp, "volume",
-			       volume_json(a, tgt_export_find_locked(name), true));
+			       adm_volume_json(a, tgt_export_find_locked(cr.name), true));
 	tgt_exports_unlock();
 	/* Closed until the admin says who may use it (docs/admin.md). */
 	if (!vc.allow_any_host)
 		add_str(rsp, "warning", "no host may log in yet: allow hosts (volume allow NAME HOST) or open it (volume allow NAME --any)");
 	if (created && vc.rbd.pool)
 		json_object_object_add(rsp, "created_image", json_object_new_boolean(1));
-	free(vc.path);
-	free(vc.created_file);
-	tgt_rbd_cfg_free(&vc.rbd);
-	return 0;
+	goto out_free;
 
 out_close:
 	tgt_volume_close(vol);
-out_unlink:
+out_undo_create:
 	if (created && vc.path)
 		unlink(vc.path);
 	if (created && vc.rbd.pool)
 		tgt_admin_rbd_undo_create(&vc);
-out_free_path:
+out_free:
 	free(vc.path);
 	free(vc.created_file);
 	tgt_rbd_cfg_free(&vc.rbd);
@@ -549,9 +317,9 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 	bool force, remove_file, owned, blk = false;
 	int ret;
 
-	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_bool(req, "force", &force, err, errlen)) ||
-	    (ret = get_bool(req, "remove_file", &remove_file, err, errlen)))
+	if ((ret = adm_get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = adm_get_bool(req, "force", &force, err, errlen)) ||
+	    (ret = adm_get_bool(req, "remove_file", &remove_file, err, errlen)))
 		return ret;
 	tgt_exports_lock();
 	e = tgt_export_find_locked(name);
@@ -587,7 +355,7 @@ static int cmd_delete(struct tgt_admin *a, json_object *req, json_object *rsp,
 		tgt_config_free(&prev);
 		goto out_free;
 	}
-	cfg_remove_volume(&next, name);
+	tgt_admin_cfg_remove_volume(&next, name);
 	ret = tgt_admin_cfg_commit(a, &next, err, errlen);
 	if (ret) {
 		tgt_config_free(&prev);
@@ -635,12 +403,12 @@ static int get_resize(json_object *req, uint64_t *size, bool *grow_by,
 		if (!tmp)
 			return -ENOMEM;
 		json_object_object_add(tmp, "size", json_object_new_string(s + 1));
-		ret = get_size(tmp, size, &have, err, errlen);
+		ret = adm_get_size(tmp, size, &have, err, errlen);
 		json_object_put(tmp);
 		*grow_by = true;
 		return ret;
 	}
-	if ((ret = get_size(req, size, &have, err, errlen)))
+	if ((ret = adm_get_size(req, size, &have, err, errlen)))
 		return ret;
 	if (!have) {
 		snprintf(err, errlen, "missing field \"size\"");
@@ -662,7 +430,7 @@ static int cmd_resize(struct tgt_admin *a, json_object *req, json_object *rsp,
 	bool grow_by, blk = false, ro = false, nostore = false;
 	int ret;
 
-	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
+	if ((ret = adm_get_name(req, "name", "volume", &name, err, errlen)) ||
 	    (ret = get_resize(req, &size, &grow_by, err, errlen)))
 		return ret;
 	tgt_exports_lock();
@@ -751,7 +519,7 @@ static int cmd_list(struct tgt_admin *a, json_object *req, json_object *rsp,
 		return -ENOMEM;
 	tgt_exports_lock();
 	for (struct tgt_export *e = tgt_exports_first(); e; e = e->next)
-		json_object_array_add(arr, volume_json(a, e, false));
+		json_object_array_add(arr, adm_volume_json(a, e, false));
 	tgt_exports_unlock();
 	json_object_object_add(rsp, "volumes", arr);
 	return 0;
@@ -765,7 +533,7 @@ static int cmd_show(struct tgt_admin *a, json_object *req, json_object *rsp,
 	json_object *o;
 	int ret;
 
-	if ((ret = get_name(req, "name", "volume", &name, err, errlen)))
+	if ((ret = adm_get_name(req, "name", "volume", &name, err, errlen)))
 		return ret;
 	tgt_exports_lock();
 	e = tgt_export_find_locked(name);
@@ -774,10 +542,10 @@ static int cmd_show(struct tgt_admin *a, json_object *req, json_object *rsp,
 		snprintf(err, errlen, "no volume '%s'", name);
 		return -ENOENT;
 	}
-	o = volume_json(a, e, true);
+	o = adm_volume_json(a, e, true);
 	if (o) {
-		json_object_object_add(o, "session_list", sessions_json(e, true));
-		json_object_object_add(o, "stats", export_stats_json(e));
+		json_object_object_add(o, "session_list", adm_sessions_json(e, true));
+		json_object_object_add(o, "stats", adm_export_stats_json(e));
 	}
 	tgt_exports_unlock();
 	json_object_object_add(rsp, "volume", o);
@@ -799,7 +567,7 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 		return -ENOMEM;
 	}
 	memset(total, 0, sizeof(*total));
-	ret = get_str(req, "name", false, &name, err, errlen);
+	ret = adm_get_str(req, "name", false, &name, err, errlen);
 	if (ret) {
 		json_object_put(arr);
 		free(total);
@@ -816,9 +584,9 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 		if (!o)
 			break;
 		add_str(o, "name", e->name);
-		json_object_object_add(o, "stats", export_stats_json(e));
+		json_object_object_add(o, "stats", adm_export_stats_json(e));
 		json_object_object_add(o, "backend_io", tgt_be_stats_to_json(e->vol->be_stats));
-		json_object_object_add(o, "sessions", sessions_json(e, true));
+		json_object_object_add(o, "sessions", adm_sessions_json(e, true));
 		json_object_array_add(arr, o);
 		for (unsigned r = 0; r < e->n_stats; r++)
 			tgt_stats_sum(total, &e->stats[r]);
@@ -829,7 +597,7 @@ static int cmd_stats(struct tgt_admin *a, json_object *req, json_object *rsp,
 
 		json_object_put(arr);
 		free(total);
-		snprintf(err, errlen, "no volume '%s'", printable(name, pbuf, sizeof(pbuf)));
+		snprintf(err, errlen, "no volume '%s'", adm_printable(name, pbuf, sizeof(pbuf)));
 		return -ENOENT;
 	}
 	json_object_object_add(rsp, "volumes", arr);
@@ -850,7 +618,7 @@ static int get_host_entry(json_object *req, const char **out, char *err,
 	char pbuf[80];
 	int ret;
 
-	ret = get_str(req, "host", true, out, err, errlen);
+	ret = adm_get_str(req, "host", true, out, err, errlen);
 	if (ret)
 		return ret;
 	if (!strcmp(*out, "*")) {
@@ -859,7 +627,7 @@ static int get_host_entry(json_object *req, const char **out, char *err,
 	}
 	if (tgt_acl_entry_parse(*out, &e, NULL, 0)) {
 		snprintf(err, errlen, "invalid host '%s': want a host name, an IP address or a CIDR range like 10.0.0.0/24",
-			 printable(*out, pbuf, sizeof(pbuf)));
+			 adm_printable(*out, pbuf, sizeof(pbuf)));
 		return -EINVAL;
 	}
 	return 0;
@@ -882,8 +650,8 @@ static int change_hosts(struct tgt_admin *a, json_object *req, json_object *rsp,
 	bool any;
 	int ret;
 
-	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_bool(req, "any", &any, err, errlen)))
+	if ((ret = adm_get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = adm_get_bool(req, "any", &any, err, errlen)))
 		return ret;
 	if (any && json_object_object_get_ex(req, "host", NULL)) {
 		snprintf(err, errlen, "give a host or any, not both");
@@ -984,9 +752,9 @@ static int cmd_secret(struct tgt_admin *a, json_object *req, json_object *rsp,
 	bool clear;
 	int ret;
 
-	if ((ret = get_name(req, "name", "volume", &name, err, errlen)) ||
-	    (ret = get_str(req, "file", false, &file, err, errlen)) ||
-	    (ret = get_bool(req, "clear", &clear, err, errlen)))
+	if ((ret = adm_get_name(req, "name", "volume", &name, err, errlen)) ||
+	    (ret = adm_get_str(req, "file", false, &file, err, errlen)) ||
+	    (ret = adm_get_bool(req, "clear", &clear, err, errlen)))
 		return ret;
 	if (!!file == clear) {
 		snprintf(err, errlen, "give either a secret file or clear");
@@ -999,7 +767,7 @@ static int cmd_secret(struct tgt_admin *a, json_object *req, json_object *rsp,
 	if (file) {
 		char why[512];
 
-		ret = check_path("secret file", file, err, errlen);
+		ret = adm_check_path("secret file", file, err, errlen);
 		if (ret)
 			return ret;
 		secret = malloc(sizeof(*secret));

@@ -103,6 +103,11 @@ int tgt_admin_cfg_commit(struct tgt_admin *a, struct tgt_config *next,
 			 char *err, size_t errlen);
 /* After a failed publish: the previous config back on disk and in a. */
 void tgt_admin_cfg_restore(struct tgt_admin *a, struct tgt_config *prev);
+/* Appends a copy of v (its store and ACL-free fields) to cfg. */
+int tgt_admin_cfg_append_volume(struct tgt_config *cfg,
+				const struct tgt_volume_cfg *v);
+/* Removes volume name from cfg, freeing what it owned. */
+void tgt_admin_cfg_remove_volume(struct tgt_config *cfg, const char *name);
 
 /* ---- admin_set.c ------------------------------------------------------ */
 

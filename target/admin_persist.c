@@ -155,3 +155,52 @@ void tgt_admin_cfg_restore(struct tgt_admin *a, struct tgt_config *prev)
 	if (tgt_admin_cfg_commit(a, prev, err, sizeof(err)))
 		rblk_err("admin: could not restore the previous config: %s", err);
 }
+
+int tgt_admin_cfg_append_volume(struct tgt_config *cfg,
+				const struct tgt_volume_cfg *v)
+{
+	struct tgt_volume_cfg *vols, *n;
+
+	vols = realloc(cfg->vols, (cfg->n_vols + 1) * sizeof(*vols));
+	if (!vols)
+		return -ENOMEM;
+	cfg->vols = vols;
+	n = &vols[cfg->n_vols];
+	memset(n, 0, sizeof(*n));
+	memcpy(n->name, v->name, sizeof(n->name));
+	memcpy(n->backend, v->backend, sizeof(n->backend));
+	n->size = v->size;
+	n->read_only = v->read_only;
+	n->allow_any_host = v->allow_any_host;
+	if (v->path && !(n->path = strdup(v->path)))
+		return -ENOMEM;
+	if (v->created_file && !(n->created_file = strdup(v->created_file)))
+		return -ENOMEM;
+	if (v->rbd.pool && tgt_rbd_cfg_copy(&n->rbd, &v->rbd))
+		return -ENOMEM;
+	cfg->n_vols++;
+	return 0;
+}
+
+/* Removes a volume from a config copy (freeing what it owned through
+ * tgt_config_free's rules: swap it to the end, free via a one-volume cfg). */
+void tgt_admin_cfg_remove_volume(struct tgt_config *cfg, const char *name)
+{
+	struct tgt_config one;
+
+	for (unsigned i = 0; i < cfg->n_vols; i++) {
+		if (strcmp(cfg->vols[i].name, name))
+			continue;
+		tgt_config_init(&one);
+		one.vols = malloc(sizeof(*one.vols));
+		if (one.vols) {
+			one.vols[0] = cfg->vols[i];
+			one.n_vols = 1;
+		}
+		memmove(&cfg->vols[i], &cfg->vols[i + 1],
+			(cfg->n_vols - i - 1) * sizeof(*cfg->vols));
+		cfg->n_vols--;
+		tgt_config_free(&one);
+		return;
+	}
+}
