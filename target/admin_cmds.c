@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "acl.h"
+#include "export.h"
 #include "acl_entry.h"
 #include "admin_rbd.h"
 #include "auth.h"

@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-#include "acl.h"
+#include "export.h"
 #include "admin.h"
 
 #define ADMIN_MAX_CLIENTS	16

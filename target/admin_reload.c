@@ -31,7 +31,7 @@
 
 #include <openssl/evp.h>
 
-#include "acl.h"
+#include "export.h"
 #include "helpers.h"
 #include "log.h"
 

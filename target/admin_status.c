@@ -10,7 +10,7 @@
 
 #include <unistd.h>
 
-#include "acl.h"
+#include "export.h"
 #include "clock.h"
 #include "rblk_proto.h"
 #include "version.h"

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "acl.h"
+#include "export.h"
 #include "backend.h"
 #include "bufshare.h"
 #include "hosts.h"
@@ -89,7 +89,7 @@ struct tgt_conn {
 	bool     login_timer;		/* armed (holds a reference) */
 	bool     login_timer_cancelled;
 	struct tgt_io_stats stats;
-	struct tgt_session *sess;	/* after LOGIN: holds the export (acl.h) */
+	struct tgt_session *sess;	/* after LOGIN: holds the export (export.h) */
 	struct tgt_auth_state auth;	/* LOGIN challenge state */
 	/* Its host's entry, counting it as not logged in yet (hosts.h,
 	 * tgt_host_prelogin_get): set by the transport at accept, before

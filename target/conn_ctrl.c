@@ -24,7 +24,7 @@
 
 /* ---- LOGIN / DISCOVER ----------------------------------------------- */
 
-/* acl.c asks (on this reactor) to drop a session of a deleted volume. */
+/* export.c asks (on this reactor) to drop a session of a deleted volume. */
 static void conn_kick(void *arg)
 {
 	tgt_conn_close(arg, true, "volume deleted by the administrator");

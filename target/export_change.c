@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * A change set of exports made in one step (config reload, acl.h): every
+ * A change set of exports made in one step (config reload, export.h): every
  * change is checked under the registry lock, then all are made under the
  * same hold, so a LOGIN sees the registry before or after, never between;
  * exports that went are released after the lock is dropped.
  */
-#include "acl.h"
-#include "acl_int.h"
+#include "export.h"
+#include "export_int.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "acl.h"
+#include "export.h"
 #include "admin.h"
 #include "clock.h"
 #include "config.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "acl.h"
+#include "export.h"
 #include "backend.h"
 #include "conn.h"
 #include "hosts.h"
@@ -26,7 +26,7 @@ int tgt_server_create(struct tgt_server **sp, struct tgt_config *cfg,
 		return -ENOMEM;
 	s->cfg = *cfg;
 	tgt_config_init(cfg);	/* ownership moved */
-	/* Volumes live in the export registry (acl.c): refcounted, so the
+	/* Volumes live in the export registry (export.c): refcounted, so the
 	 * admin socket can add and delete them while reactors run.  One
 	 * counter slot per reactor, counted the way start_reactors does. */
 	{

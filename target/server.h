@@ -2,7 +2,7 @@
 /*
  * The target as a whole: the config it runs, its volumes, its reactors and
  * listeners.  Created and torn down by the main thread; reactors only read
- * it.  Volumes live in the export registry (acl.h).
+ * it.  Volumes live in the export registry (export.h).
  */
 #ifndef RBLK_TARGET_SERVER_H
 #define RBLK_TARGET_SERVER_H
@@ -54,13 +54,13 @@ int tgt_server_listen(struct tgt_server *s);
 void tgt_server_unlisten(struct tgt_server *s);
 /* Stops and joins reactors (drain, see reactor.h). */
 void tgt_server_stop_reactors(struct tgt_server *s);
-/* Joins what is left, flushes and closes the volumes (acl.c logs a failed
+/* Joins what is left, flushes and closes the volumes (export.c logs a failed
  * final flush), frees s.  Returns 0. */
 int tgt_server_destroy(struct tgt_server *s);
 
 /* Next reactor for a new connection (any thread). */
 struct tgt_reactor *tgt_server_pick_reactor(struct tgt_server *s);
 
-/* Volume lookup, discovery and the LOGIN access check live in acl.h. */
+/* Volume lookup, discovery and the LOGIN access check live in export.h. */
 
 #endif /* RBLK_TARGET_SERVER_H */

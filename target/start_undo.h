@@ -2,7 +2,7 @@
 /*
  * What a failed start takes back: the folders it made (volume_dir and its
  * missing parents, the admin socket's folder).  The files its volumes'
- * opens created go through tgt_exports_unlink_created (acl.h).  A start
+ * opens created go through tgt_exports_unlink_created (export.h).  A start
  * that fails leaves nothing of its own behind; a folder that someone else
  * filled meanwhile is kept (rmdir refuses it).  Main thread only.
  */

@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl.h"
+#include "export.h"
 #include "auth.h"
 #include "backend.h"
 #include "conn.h"

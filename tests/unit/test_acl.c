@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "acl.h"
+#include "export.h"
 #include "acl_entry.h"
 #include "admin.h"
 #include "auth.h"

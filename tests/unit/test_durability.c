@@ -36,7 +36,7 @@
 
 #include "reactor_fixture.h"
 
-#include "acl.h"
+#include "export.h"
 #include "backend.h"
 #include "bufpool.h"
 #include "conn.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Exports, sessions and access control: see acl.h for the design. */
-#include "acl.h"
+/* Exports, sessions and access control: see export.h for the design. */
+#include "export.h"
 #include "clock.h"
-#include "acl_int.h"
+#include "export_int.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* acl.c's registry internals, for export_change.c (the change set). */
-#ifndef RBLK_TARGET_ACL_INT_H
-#define RBLK_TARGET_ACL_INT_H
+/* export.c's registry internals, for export_change.c (the change set). */
+#ifndef RBLK_TARGET_EXPORT_INT_H
+#define RBLK_TARGET_EXPORT_INT_H
 
-#include "acl.h"
+#include "export.h"
 
 /* The registry's list head, to unlink or replace in place (lock held). */
 struct tgt_export **tgt_exports_headp(void);
@@ -17,4 +17,4 @@ void tgt_export_secret_changed_locked(struct tgt_export *e);
  * calling thread). */
 void tgt_export_put(struct tgt_export *e);
 
-#endif /* RBLK_TARGET_ACL_INT_H */
+#endif /* RBLK_TARGET_EXPORT_INT_H */

@@ -23,8 +23,8 @@
  * secret and session list.  Taken at LOGIN, DISCOVER, session close and by
  * admin requests; never on the I/O path.
  */
-#ifndef RBLK_TARGET_ACL_H
-#define RBLK_TARGET_ACL_H
+#ifndef RBLK_TARGET_EXPORT_H
+#define RBLK_TARGET_EXPORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -296,4 +296,4 @@ bool tgt_acl_host_allowed(const struct tgt_acl_entry *acl, unsigned n,
 			  bool any_host, const char *host,
 			  const struct sockaddr *peer_sa);
 
-#endif /* RBLK_TARGET_ACL_H */
+#endif /* RBLK_TARGET_EXPORT_H */
