@@ -52,7 +52,7 @@ say() { echo "pair-bench: $*"; }
 # on the target node, rblkctl attach here; KIND nvme: the kernel's nvmet on
 # the target node, nvme connect here.  An rblk variant is one more line
 # (a target config line and/or attach options), e.g. the polling modes
-# below (docs/target.md rdma_poll, rblkctl attach --poll).
+# below (docs/config.md rdma_poll, rblkctl attach --poll).
 PEER_DEFS="rblk-rdma|rblk|rdma||
 rblk-rdma-busy|rblk|rdma|rdma_poll = busy|
 rblk-rdma-adaptive|rblk|rdma|rdma_poll = adaptive|--poll adaptive
