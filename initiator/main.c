@@ -2,7 +2,7 @@
 /*
  * rblk-initiator: serves one remote volume as /dev/ublkbN.
  *
- * Start-up order matters (see /work/shared/notes/ublk.md):
+ * Start-up order matters (docs/ublk.md, "Start-up order", has why):
  *   connect every queue first (a bad volume or target changes nothing),
  *   ADD_DEV, SET_PARAMS, open /dev/ublkcN, build the queues, start their
  *   threads (they FETCH every tag), then START_DEV, which blocks until all

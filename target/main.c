@@ -57,8 +57,8 @@ static void notify(const char *state)
 /*
  * A listener whose accept failed is not polled for a while: its fd stays
  * readable (the connection is still in the backlog), so retrying at once
- * spins a core and floods the log (issue 11: 380,000 "Too many open files"
- * lines a second at the fd limit).  The pause doubles while accept keeps
+ * spins a core and floods the log (380,000 "Too many open files" lines a
+ * second at the fd limit, before this).  The pause doubles while accept keeps
  * failing, so a target stuck at its limit wakes once a second at most.
  */
 #define ACCEPT_BACKOFF_MIN_MS	100

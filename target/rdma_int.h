@@ -105,7 +105,7 @@ struct rdma_conn {
 	unsigned depth;			/* granted at connect; LOGIN may not ask more */
 	unsigned io_depth;		/* 0 until LOGIN passed, then its depth */
 
-	/* Before LOGIN only this small area exists (issue 11: a CONNECT
+	/* Before LOGIN only this small area exists (a CONNECT
 	 * REQUEST used to pin depth x 4.4 KiB of receive buffers at once). */
 	uint8_t *ctl_mem;		/* ctl slots | PRE_RX rx slots */
 	struct ibv_mr *ctl_mr;
