@@ -121,7 +121,7 @@ case_nvmet_loop() {
 	[ ! -b "$dev" ] || fail "$dev still there after disconnect"
 }
 
-run_case kernel-6.12 case_kernel
+run_case kernel case_kernel
 run_case harness case_harness
 run_case modprobe-clean case_modprobe_clean
 run_case rxe-up case_rxe_up
