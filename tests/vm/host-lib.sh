@@ -11,7 +11,8 @@
 # boots ONE VM that runs tests/vm/guest/suite-NAME.guest.sh and exits with
 # its status; the guest's RBLK-CASE lines pass straight through to tests/run.
 # Guest logs land in $RBLK_BUILD/vm/NAME/ (shared read-write, kept after).
-# Env: RBLK_VM_TIMEOUT (whole run; default 900 s or the suite's -t), RBLK_VM_MEM, RBLK_VM_CPUS,
+# Env: RBLK_VM_KERNEL (6.12 or new: the guest kernel; a suite skips when the
+# new one could not be prepared), RBLK_VM_TIMEOUT (whole run; default 900 s or the suite's -t), RBLK_VM_MEM, RBLK_VM_CPUS,
 # RBLK_VM_CASES (glob: run only matching cases), RBLK_VM_CACHE.
 set -u
 
@@ -76,13 +77,19 @@ _vm_suite_main() {	# runner name runner-args...
 	[ -f "$guest" ] || { echo "vm_suite: $guest missing"; exit 1; }
 	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
 		vm_skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
-	out=$("$VM_DIR/prepare" -q 2>&1)
+	out=$("$VM_DIR/prepare" -q -p 2>&1)
 	rc=$?
 	case $rc in
 	0)  ;;
 	77) vm_skip "$(echo "$out" | tail -n 1)" ;;
 	*)  echo "$out"; echo "vm_suite: tests/vm/prepare failed (exit $rc)"; exit 1 ;;
 	esac
+	# Which kernel the suite ran on belongs in its results (tests/run
+	# prints this line's release after the suite's cases).
+	local kvar=VM_KVER kver
+	[ "${RBLK_VM_KERNEL:-6.12}" = new ] && kvar=VM_KVER_NEW
+	kver=$(echo "$out" | sed -n "s/^$kvar=//p")
+	[ -z "$kver" ] || echo "vm_suite: $name: guest kernel $kver (RBLK_VM_KERNEL=${RBLK_VM_KERNEL:-6.12})"
 	VM_SCRATCH=$RBLK_BUILD/vm/$name
 	local attempt console crash started consoles=() rerun= boot_fails=0
 	# A guest that dies before its first case started crashed while
