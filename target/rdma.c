@@ -25,148 +25,24 @@
  *   last; posted receives are counted back), then once conn.c dropped its
  *   references: cancel the polls, destroy QP, CQ, channel, MRs, PD
  *   reference, cm_id, channel.
+ *
+ * This file is the data path (receives, send queue, RDMA READ/WRITE,
+ * responses, LOGIN's buffers) and the start of a close; the calls go one
+ * way: rdma.c -> rdma_poll.c (completion and CM event polling) ->
+ * rdma_teardown.c (drain, failure, destroy), and rdma_listen.c -> rdma.c.
  */
-#include "clock.h"
 #include "transport.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "conn.h"
 #include "log.h"
 #include "rdma_int.h"
 #include "server.h"
-
-/* ---- completions -------------------------------------------------------- */
-
-static int wc_res(const struct ibv_wc *wc)
-{
-	switch (wc->status) {
-	case IBV_WC_SUCCESS:
-		return (wc->opcode & IBV_WC_RECV) ? (int)wc->byte_len : 0;
-	case IBV_WC_WR_FLUSH_ERR:
-		return -ECANCELED;
-	case IBV_WC_REM_ACCESS_ERR:
-	case IBV_WC_REM_INV_REQ_ERR:
-	case IBV_WC_LOC_PROT_ERR:
-		return -EACCES;
-	case IBV_WC_LOC_LEN_ERR:
-		return -EMSGSIZE;
-	default:
-		return -EIO;
-	}
-}
-
-static void arm_poll(struct rdma_conn *rc, int fd, struct tgt_event *ev,
-		     bool *armed)
-{
-	struct io_uring_sqe *sqe = tgt_reactor_sqe(rc->c.r);
-
-	io_uring_prep_poll_add(sqe, fd, POLLIN);
-	tgt_sqe_set_event(sqe, ev);
-	*armed = true;
-}
-
-static void cancel_poll(struct rdma_conn *rc, struct tgt_event *ev)
-{
-	struct io_uring_sqe *sqe = tgt_reactor_sqe(rc->c.r);
-
-	io_uring_prep_poll_remove(sqe, (__u64)(uintptr_t)ev);
-	io_uring_sqe_set_data(sqe, NULL);
-}
-
-/* Destroys rc once conn.c is done with it and no poll can fire any more. */
-static void maybe_destroy(struct rdma_conn *rc)
-{
-	if (!rc->freeing || rc->in_handler)
-		return;
-	/* The verbs objects go now: nothing uses them once conn.c let go
-	 * and no handler runs.  Only the struct waits for the cancelled
-	 * polls' CQEs (which must not find it freed); a reactor that stops
-	 * before they come back leaves just that memory behind. */
-	if (!rc->destroyed)
-		tgt_rdma_conn_release(rc);
-	if (rc->cm_armed || rc->cq_armed || rc->tmo_armed)
-		return;
-	free(rc);
-}
-
-static void fail_conn(struct rdma_conn *rc, const char *why)
-{
-	if (!rc->failed) {
-		rc->failed = true;
-		rblk_warn("rdma: %s: %s", rc->c.peer, why);
-	}
-	tgt_conn_close(&rc->c, true, why);
-}
-
-/*
- * Drained = every WR the device owned came back: the send marker (posted
- * after the QP entered the error state, so it completes after everything
- * posted before it) and every posted receive (flushed by the transition;
- * Soft-RoCE never completes a receive posted to a user QP that is already
- * in error, so receives are counted rather than marked).  A bounded wait
- * covers a device that loses one of them.
- */
-static void check_drained(struct rdma_conn *rc, bool timed_out)
-{
-	if (rc->drained || (!timed_out && (!rc->send_drained || rc->rx_posted)))
-		return;
-	if (timed_out)
-		rblk_warn("rdma: %s: drain timed out (send marker %s, %u receives out)",
-			  rc->c.peer, rc->send_drained ? "back" : "missing",
-			  rc->rx_posted);
-	rc->drained = true;
-	RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: drained", rc->c.peer);
-	tgt_conn_put(&rc->c);	/* the transport's reference */
-}
-
-static void drain_send_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, drain_send_ev);
-
-	rc->send_drained = true;
-	check_drained(rc, false);
-}
-
-static void drain_tmo_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, drain_tmo_ev);
-
-	rc->tmo_armed = false;
-	if (!rc->freeing)
-		check_drained(rc, true);
-	maybe_destroy(rc);
-}
-
-static void post_drain(struct rdma_conn *rc)
-{
-	struct ibv_send_wr swr = {
-		.wr_id = (uintptr_t)&rc->drain_send_ev,
-		.opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-	struct io_uring_sqe *sqe;
-	int ret;
-
-	ret = rblk_rdma_post_send(rc->id->qp, &swr);
-	if (ret) {
-		rblk_warn("rdma: %s: cannot post the drain marker: %s",
-			  rc->c.peer, strerror(-ret));
-		rc->send_drained = true;
-	}
-	rc->drain_ts.tv_sec = 3;
-	sqe = tgt_reactor_sqe(rc->c.r);
-	io_uring_prep_timeout(sqe, &rc->drain_ts, 0, 0);
-	tgt_sqe_set_event(sqe, &rc->drain_tmo_ev);
-	rc->tmo_armed = true;
-	check_drained(rc, false);
-}
 
 static void sq_fail_waiting(struct rdma_conn *rc);
 static void flush_posts(struct rdma_conn *rc);
@@ -187,7 +63,7 @@ static void start_disconnect(struct rdma_conn *rc)
 	if (rdma_disconnect(rc->id))
 		rblk_rdma_qp_to_error(rc->id->qp);
 	sq_fail_waiting(rc);
-	post_drain(rc);
+	tgt_rdma_post_drain(rc);
 }
 
 /* Graceful close: disconnect once every response went out. */
@@ -196,161 +72,6 @@ static void maybe_disconnect(struct rdma_conn *rc)
 	if (rc->closing && !rc->disconnecting && tgt_conn_quiet(&rc->c) &&
 	    rc->ctl_inflight == 0)
 		start_disconnect(rc);
-}
-
-static void unsig_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	/* An unsignaled WR only completes when it failed; fail_conn is
-	 * called by the CQ loop for any error already. */
-}
-
-/* Polls the CQ empty, running each completion; returns how many ran. */
-static int handle_cq(struct rdma_conn *rc)
-{
-	struct ibv_wc wc[CQ_BATCH];
-	int n, total = 0;
-
-	do {
-		n = rblk_rdma_poll(rc->cq, CQ_BATCH, wc);
-		if (n < 0) {
-			fail_conn(rc, "ibv_poll_cq failed");
-			break;
-		}
-		total += n;
-		for (int i = 0; i < n; i++) {
-			struct tgt_event *ev = (struct tgt_event *)(uintptr_t)wc[i].wr_id;
-			int res = wc_res(&wc[i]);
-
-			if (res < 0 && res != -ECANCELED && !rc->failed) {
-				char why[128];
-
-				snprintf(why, sizeof(why), "%s failed: %s",
-					 wc[i].opcode == IBV_WC_RDMA_READ ? "RDMA READ from initiator" :
-					 wc[i].opcode == IBV_WC_RDMA_WRITE ? "RDMA WRITE to initiator" :
-					 (wc[i].opcode & IBV_WC_RECV) ? "receive" : "send",
-					 rblk_rdma_wc_str(wc[i].status));
-				/* The QP is in error now: everything else
-				 * flushes; close this connection only. */
-				rc->failed = true;
-				rblk_warn("rdma: %s: %s", rc->c.peer, why);
-				ev->done(ev, res, wc[i].status);
-				tgt_conn_close(&rc->c, true, why);
-				continue;
-			}
-			ev->done(ev, res, wc[i].status);
-		}
-	} while (n == CQ_BATCH);
-	return total;
-}
-
-/*
- * Adaptive mode, after a poll that ran n completions: keep spinning while
- * the last work is less than poll_us old (a wakeup counts as work), then
- * request an event and poll once more before sleeping, since a completion
- * that came between the last poll and the request raises no event.  A
- * spin that follows such a last poll leaves the request armed: its event
- * at most wakes the next sleep early, and that wakeup just spins again.
- */
-static void adapt(struct rdma_conn *rc, int n)
-{
-	uint64_t now = rblk_now_us();
-
-	if (n > 0 || !rc->cq_spinning) {
-		rc->last_work_us = now;
-		rc->cq_spinning = true;
-		return;
-	}
-	if (now - rc->last_work_us < rc->poll_us)
-		return;
-	if (rblk_rdma_cq_arm(rc->cq) < 0) {
-		fail_conn(rc, "cannot arm the completion queue");
-		return;
-	}
-	rc->cq_spinning = false;
-	if (handle_cq(rc) > 0) {
-		rc->last_work_us = now;
-		rc->cq_spinning = true;
-	}
-}
-
-/* Waits for the next completions: a poll on the completion channel, or
- * while spinning (busy mode, adaptive after work) another turn of the
- * reactor loop, which then does not sleep but still reaps its ring. */
-static void arm_cq(struct rdma_conn *rc)
-{
-	if (rc->cq_spinning) {
-		rc->cq_armed = true;
-		tgt_reactor_defer(rc->c.r, &rc->cq_ev, 0);
-		return;
-	}
-	arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
-}
-
-static void cq_ready(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cq_ev);
-	int n, ret = 0;
-
-	rc->cq_armed = false;
-	if (!rc->freeing) {
-		rc->in_handler = true;
-		tgt_conn_get(&rc->c);
-		/* Woken by the channel: take its event.  Event mode re-arms
-		 * before polling, so a completion after the poll raises a new
-		 * event; adaptive spins next and arms only before sleeping. */
-		if (!rc->cq_spinning)
-			ret = rc->poll == RBLK_POLL_EVENT ?
-			      rblk_rdma_cq_rearm(rc->cc, rc->cq) :
-			      rblk_rdma_cq_ack_event(rc->cc);
-		if (ret < 0)
-			fail_conn(rc, "completion channel failed");
-		n = handle_cq(rc);
-		if (rc->poll == RBLK_POLL_ADAPTIVE && !rc->freeing)
-			adapt(rc, n);
-		rc->in_handler = false;
-		if (!rc->freeing)
-			arm_cq(rc);
-		tgt_conn_put(&rc->c);
-	}
-	maybe_destroy(rc);
-}
-
-static void cm_ready(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cm_ev);
-	struct rdma_cm_event *cme;
-
-	rc->cm_armed = false;
-	if (!rc->freeing) {
-		rc->in_handler = true;
-		tgt_conn_get(&rc->c);
-		while (!rc->freeing && rblk_rdma_get_event(rc->cm_ch, 0, &cme) == 0) {
-			enum rdma_cm_event_type type = cme->event;
-			int status = cme->status;
-
-			rdma_ack_cm_event(cme);
-			RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: %s (%d)", rc->c.peer,
-				 rblk_rdma_event_str(type), status);
-			switch (type) {
-			case RDMA_CM_EVENT_ESTABLISHED:
-				rc->established = true;
-				break;
-			case RDMA_CM_EVENT_DISCONNECTED:
-				tgt_conn_close(&rc->c, true, "initiator disconnected");
-				break;
-			case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-				break;
-			default:
-				tgt_conn_close(&rc->c, true, rblk_rdma_event_str(type));
-				break;
-			}
-		}
-		rc->in_handler = false;
-		if (!rc->freeing)
-			arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
-		tgt_conn_put(&rc->c);
-	}
-	maybe_destroy(rc);
 }
 
 /* ---- receive path -------------------------------------------------------- */
@@ -439,7 +160,7 @@ static int offer(struct rdma_conn *rc, struct rx_slot *s)
 	if (!rc->disconnecting && !rc->failed) {
 		ret = post_rx(rc, s);
 		if (ret) {
-			fail_conn(rc, "cannot repost a receive");
+			tgt_rdma_fail(rc, "cannot repost a receive");
 			return ret;
 		}
 	}
@@ -472,7 +193,7 @@ static void rx_done(struct tgt_event *ev, int res, uint32_t flags)
 		/* Flushed, failed (the CQ loop closes), or too late to
 		 * answer anyway. */
 		if (rc->disconnecting)
-			check_drained(rc, false);
+			tgt_rdma_check_drained(rc, false);
 		return;
 	}
 	s->len = (uint32_t)res;
@@ -601,7 +322,7 @@ static void flush_posts(struct rdma_conn *rc)
 			tgt_reactor_defer(rc->c.r,
 					  (struct tgt_event *)(uintptr_t)wr->wr_id, err);
 	}
-	fail_conn(rc, "cannot post to the send queue");
+	tgt_rdma_fail(rc, "cannot post to the send queue");
 }
 
 static void post_flush_done(struct tgt_event *ev, int res, uint32_t flags)
@@ -670,7 +391,7 @@ static void sq_run(struct rdma_conn *rc)
 		if (ret) {
 			sq_give(rc, req);
 			tgt_reactor_defer(rc->c.r, &req->ev, ret);
-			fail_conn(rc, "cannot post to the send queue");
+			tgt_rdma_fail(rc, "cannot post to the send queue");
 		}
 	}
 }
@@ -830,7 +551,7 @@ void tgt_rdma_send_rsp(struct tgt_req *req)
 	if (ret) {
 		sq_give(rc, req);
 		tgt_reactor_defer(req->conn->r, &req->ev, ret);
-		fail_conn(rc, "cannot post a response");
+		tgt_rdma_fail(rc, "cannot post a response");
 	}
 }
 
@@ -881,7 +602,7 @@ int tgt_rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 	};
 	ret = rblk_rdma_post_send(rc->id->qp, &wr);
 	if (ret) {
-		fail_conn(rc, "cannot post a control PDU");
+		tgt_rdma_fail(rc, "cannot post a control PDU");
 		return 0;
 	}
 	s->busy = true;
@@ -890,7 +611,7 @@ int tgt_rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 	return 0;
 }
 
-/* ---- connection life -------------------------------------------------------- */
+/* ---- closing ------------------------------------------------------------------ */
 
 void tgt_rdma_shutdown(struct tgt_conn *c, bool force)
 {
@@ -904,78 +625,6 @@ void tgt_rdma_shutdown(struct tgt_conn *c, bool force)
 		maybe_disconnect(rc);
 }
 
-void tgt_rdma_free(struct tgt_conn *c)
-{
-	struct rdma_conn *rc = RC(c);
-
-	RBLK_DBG(RBLK_DBG_RDMA, "rdma: %s: free (polls armed: cm %d cq %d)",
-		 c->peer, rc->cm_armed, rc->cq_armed);
-	rc->freeing = true;
-	if (rc->cm_armed)
-		cancel_poll(rc, &rc->cm_ev);
-	/* A deferred spin turn comes back by itself. */
-	if (rc->cq_armed && !rc->cq_spinning)
-		cancel_poll(rc, &rc->cq_ev);
-	if (rc->tmo_armed) {
-		struct io_uring_sqe *sqe = tgt_reactor_sqe(c->r);
-
-		io_uring_prep_timeout_remove(sqe, (__u64)(uintptr_t)&rc->drain_tmo_ev, 0);
-		io_uring_sqe_set_data(sqe, NULL);
-	}
-	maybe_destroy(rc);
-}
-
-/* Any thread: the last reference (the listener's or a connection's)
- * frees the device's PD and MRs. */
-void tgt_rdma_dev_put(struct rdma_dev *d)
-{
-	if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
-		return;
-	for (unsigned i = 0; i < d->n_reactors; i++)
-		rblk_rdma_mr_dereg(d->pool_mr[i]);
-	rblk_rdma_pd_free(d->pd);
-	free(d->pool_mr);
-	free(d);
-}
-
-/* In the order nothing is freed while the device may still use it. */
-void tgt_rdma_conn_release(struct rdma_conn *rc)
-{
-	rc->destroyed = true;
-	if (rc->id && rc->id->qp) {
-		if (!rc->disconnecting)
-			rdma_disconnect(rc->id);
-		rblk_rdma_qp_destroy(rc->id);
-	}
-	if (rc->cc)
-		rblk_rdma_cq_rearm(rc->cc, rc->cq);	/* ack what is pending */
-	rblk_rdma_cq_destroy(rc->cc, rc->cq);
-	rblk_rdma_mr_dereg(rc->mem_mr);
-	rblk_rdma_mr_dereg(rc->ctl_mr);
-	tgt_rdma_dev_put(rc->dev);
-	rblk_rdma_id_destroy(rc->id);
-	rblk_rdma_channel_destroy(rc->cm_ch);
-	rc->cc = NULL;
-	rc->cq = NULL;
-	rc->mem_mr = NULL;
-	rc->ctl_mr = NULL;
-	rc->dev = NULL;
-	rc->id = NULL;
-	rc->cm_ch = NULL;
-	free(rc->mem);
-	free(rc->ctl_mem);
-	free(rc->rx);
-	free(rc->sgl);
-	free(rc->wrs);
-	free(rc->rsp_busy);
-	rc->mem = NULL;
-	rc->ctl_mem = NULL;
-	rc->rx = NULL;
-	rc->sgl = NULL;
-	rc->wrs = NULL;
-	rc->rsp_busy = NULL;
-}
-
 /* Main thread, before rdma_accept: wires every completion context and
  * posts the receives.  0 or -errno (the caller tears rc down). */
 int tgt_rdma_conn_prepare(struct rdma_conn *rc)
@@ -983,11 +632,8 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 	uint8_t *p;
 	int ret;
 
-	rc->unsig_ev.done = unsig_done;
-	rc->drain_send_ev.done = drain_send_done;
-	rc->drain_tmo_ev.done = drain_tmo_done;
-	rc->cm_ev.done = cm_ready;
-	rc->cq_ev.done = cq_ready;
+	tgt_rdma_poll_init(rc);
+	tgt_rdma_teardown_init(rc);
 	rc->post_ev.done = post_flush_done;
 	p = rc->ctl_mem;
 	for (unsigned i = 0; i < CTL_SLOTS; i++) {
@@ -1083,8 +729,7 @@ void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w)
 	 * what allow_hosts address entries are checked against. */
 	tgt_conn_init(&rc->c, rc->ops, rc->srv, r, peer, sa);
 	tgt_conn_get(&rc->c);	/* the transport's, dropped when drained */
-	arm_poll(rc, rc->cm_ch->fd, &rc->cm_ev, &rc->cm_armed);
-	arm_cq(rc);
+	tgt_rdma_poll_start(rc);
 	RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: RDMA connection, depth %u",
 		 tgt_reactor_id(r), peer, rc->depth);
 }

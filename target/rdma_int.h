@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the target RDMA transport shared by its two halves:
+ * Internals of the target RDMA transport shared by its files:
  * rdma_listen.c (main thread: devices, listener, CONNECT_REQUEST ->
- * connection) and rdma.c (reactor thread: completions, data path,
- * teardown).  docs/rdma.md describes the design.
+ * connection), rdma.c (reactor thread: data path), rdma_poll.c
+ * (completions, CM events) and rdma_teardown.c (drain, destroy), each
+ * calling only those after it.  docs/rdma.md describes the design.
  */
 #ifndef RBLK_TARGET_RDMA_INT_H
 #define RBLK_TARGET_RDMA_INT_H
@@ -164,22 +165,41 @@ int  tgt_rdma_listener_fd(struct tgt_listener *l);
 int  tgt_rdma_accept(struct tgt_listener *l);
 void tgt_rdma_unlisten(struct tgt_listener *l);
 
-/* rdma.c: connections; the listener hands each one over and is never
- * called back */
-/* Drops a reference to d (any thread); the last one frees PD and MRs. */
-void tgt_rdma_dev_put(struct rdma_dev *d);
+/* rdma.c: connections and their data path; the listener hands each one
+ * over and is never called back */
 int  tgt_rdma_conn_prepare(struct rdma_conn *rc);
 /* tgt_work fn: the reactor takes the connection over. */
 void tgt_rdma_conn_start(struct tgt_reactor *r, struct tgt_work *w);
-/* Destroys every verbs object of rc, in teardown order (not rc itself). */
-void tgt_rdma_conn_release(struct rdma_conn *rc);
 /* The connection half of tgt_transport_rdma (transport.h has each op). */
 int  tgt_rdma_fetch_data(struct tgt_req *req);
 void tgt_rdma_send_rsp(struct tgt_req *req);
 int  tgt_rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len);
 void tgt_rdma_resume(struct tgt_conn *c);
 void tgt_rdma_shutdown(struct tgt_conn *c, bool force);
-void tgt_rdma_free(struct tgt_conn *c);
 int  tgt_rdma_login(struct tgt_conn *c, unsigned depth);
+
+/* rdma_poll.c: completions and CM events, below rdma.c */
+/* Main thread, before accept: the poll events' done callbacks. */
+void tgt_rdma_poll_init(struct rdma_conn *rc);
+/* Reactor thread: starts waiting for CM events and completions. */
+void tgt_rdma_poll_start(struct rdma_conn *rc);
+
+/* rdma_teardown.c: failure, drain and destroy, below both */
+/* Main thread, before accept: the drain events' done callbacks. */
+void tgt_rdma_teardown_init(struct rdma_conn *rc);
+/* Logs why (once) and forces the connection closed. */
+void tgt_rdma_fail(struct rdma_conn *rc, const char *why);
+/* The QP is in error: posts the send marker and arms the drain timeout. */
+void tgt_rdma_post_drain(struct rdma_conn *rc);
+/* Drops the transport's reference once every owned WR came back, or
+ * at once when timed_out. */
+void tgt_rdma_check_drained(struct rdma_conn *rc, bool timed_out);
+/* Frees rc once conn.c is done with it and no poll can fire any more. */
+void tgt_rdma_maybe_destroy(struct rdma_conn *rc);
+/* Drops a reference to d (any thread); the last one frees PD and MRs. */
+void tgt_rdma_dev_put(struct rdma_dev *d);
+/* Destroys every verbs object of rc, in teardown order (not rc itself). */
+void tgt_rdma_conn_release(struct rdma_conn *rc);
+void tgt_rdma_free(struct tgt_conn *c);
 
 #endif /* RBLK_TARGET_RDMA_INT_H */
