@@ -16,6 +16,10 @@
 #define RBLK_STR_(x)	#x
 #define RBLK_XSTR(x)	RBLK_STR_(x)
 
+/* A volume UUID (RBLK_UUID_LEN bytes) as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
+#define RBLK_UUID_STR_LEN	37	/* 36 characters and the NUL */
+void rblk_uuid_str(const unsigned char *uuid, char out[RBLK_UUID_STR_LEN]);
+
 /* write(2) all len bytes, again after EINTR and short writes.  0 or -errno. */
 int rblk_write_all(int fd, const void *buf, size_t len);
 

@@ -295,6 +295,7 @@ size_t rblk_encode_login_rsp(void *buf, const struct rblk_login_rsp *r)
 	memcpy(w.auth, r->auth, RBLK_NONCE_LEN);
 	w.max_discard = htole32(r->max_discard);
 	w.max_write_zeroes = htole32(r->max_write_zeroes);
+	memcpy(w.vol_uuid, r->vol_uuid, RBLK_UUID_LEN);
 	memcpy(buf, &w, sizeof(w));
 	return sizeof(w);
 }
@@ -331,6 +332,7 @@ int rblk_decode_login_rsp(const void *buf, size_t len, struct rblk_login_rsp *r)
 	memcpy(r->auth, w.auth, RBLK_NONCE_LEN);
 	r->max_discard = le32toh(w.max_discard);
 	r->max_write_zeroes = le32toh(w.max_write_zeroes);
+	memcpy(r->vol_uuid, w.vol_uuid, RBLK_UUID_LEN);
 	if (r->status != RBLK_S_OK)
 		return RBLK_S_OK;	/* a refusal carries no geometry */
 	/* Geometry the initiator will build a block device from. */

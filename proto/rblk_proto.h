@@ -112,6 +112,7 @@ struct rblk_wire_login {
 _Static_assert(sizeof(struct rblk_wire_login) == 216, "login size");
 
 #define RBLK_MAGIC	0x6b6c6272u	/* "rblk" in little-endian bytes */
+#define RBLK_UUID_LEN	16	/* LOGIN_RSP vol_uuid */
 
 /* Volume capability flags in LOGIN_RSP. */
 #define RBLK_VOL_F_READ_ONLY	(1u << 0)
@@ -139,8 +140,12 @@ struct rblk_wire_login_rsp {
 	uint32_t max_discard;		/* bytes per DISCARD; 0 without F_DISCARD */
 	uint32_t max_write_zeroes;	/* bytes per WRITE_ZEROES; 0 without it */
 	uint8_t  rsvd2[8];
+	/* The volume's identity: the same on every target that serves it
+	 * (an RBD image: from the cluster fsid, pool id and image id).  A
+	 * client with several paths checks that they reach one volume. */
+	uint8_t  vol_uuid[RBLK_UUID_LEN];
 };
-_Static_assert(sizeof(struct rblk_wire_login_rsp) == 96, "login rsp size");
+_Static_assert(sizeof(struct rblk_wire_login_rsp) == 112, "login rsp size");
 
 /* ---- command capsule -------------------------------------------------- */
 
@@ -284,6 +289,7 @@ struct rblk_login_rsp {
 	uint8_t  auth[RBLK_NONCE_LEN];	/* nonce or target proof, by status */
 	uint32_t max_discard;
 	uint32_t max_write_zeroes;
+	uint8_t  vol_uuid[RBLK_UUID_LEN];
 };
 
 struct rblk_sge {

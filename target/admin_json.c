@@ -20,6 +20,7 @@
 #include "helpers.h"
 #include "size.h"
 #include "stats.h"
+#include "volume_id.h"
 
 /* ---- request fields -------------------------------------------------------- */
 
@@ -168,7 +169,7 @@ json_object *adm_volume_json(const struct tgt_admin *a,
 {
 	const struct tgt_volume_cfg *vc = tgt_config_find_volume(&a->cfg, e->name);
 	json_object *o = json_object_new_object(), *h;
-	char fbuf[96];
+	char fbuf[96], uuid[RBLK_UUID_STR_LEN];
 
 	if (!o)
 		return NULL;
@@ -187,6 +188,8 @@ json_object *adm_volume_json(const struct tgt_admin *a,
 	json_object_object_add(o, "allow_hosts", h);
 	json_object_object_add(o, "allow_any_host", json_object_new_boolean(e->any_host));
 	add_u64(o, "sessions", e->n_sessions);
+	rblk_uuid_str(e->vol->uuid, uuid);
+	add_str(o, "uuid", uuid);
 	if (e->vol->be->describe)
 		e->vol->be->describe(e->vol, o);
 	if (!detail)

@@ -36,6 +36,7 @@ struct tgt_io {
 	uint32_t length;
 	void    *buf;			/* READ/WRITE data */
 	int      buf_index;		/* io_uring fixed buffer, -1 = none */
+	uint32_t epoch;			/* the session's vol->epoch at LOGIN */
 	/* Called once on the reactor thread: res is 0 or -errno. */
 	void   (*complete)(struct tgt_io *io, int res);
 	/*

@@ -306,13 +306,26 @@ void tgt_req_sent(struct tgt_req *req, int err)
 	tgt_conn_put(c);
 }
 
+/*
+ * A backend's result as a status.  -ESHUTDOWN: this target may not serve
+ * the volume now (another target took it over and fenced this one, or the
+ * session logged in before that): not run, and the client tries again,
+ * on another path when it has one -- SHUTTING_DOWN says exactly that.
+ */
+static int status_of(int res)
+{
+	if (res == -ESHUTDOWN)
+		return RBLK_S_SHUTTING_DOWN;
+	return res < 0 ? RBLK_S_IO_ERROR : RBLK_S_OK;
+}
+
 static void io_complete(struct tgt_io *io, int res)
 {
 	struct tgt_req *req = (struct tgt_req *)io;
 	struct tgt_conn *c = req->conn;
 
 	c->ndisk--;
-	if (res < 0)
+	if (res < 0 && res != -ESHUTDOWN)
 		rblk_warn("reactor%u: %s volume %s: %s offset %" PRIu64 " length %u: %s",
 			  tgt_reactor_id(c->r), c->peer, c->vol->name,
 			  rblk_opcode_str(req->opcode), req->offset, req->length,
@@ -327,7 +340,7 @@ static void io_complete(struct tgt_io *io, int res)
 			tgt_session_account_dur(c->sess, flush, io->fua,
 						io->syncs, io->dsync_writes);
 	}
-	finish_req(req, res < 0 ? RBLK_S_IO_ERROR : RBLK_S_OK);
+	finish_req(req, status_of(res));
 }
 
 static void submit_io(struct tgt_req *req)
@@ -353,6 +366,7 @@ static void submit_io(struct tgt_req *req)
 	io->buf = req->buf;
 	io->buf_index = req->buf ? tgt_reactor_buf_index(c->r) : -1;
 	io->complete = io_complete;
+	io->epoch = c->vol_epoch;
 	c->ndisk++;
 	ret = tgt_backend_submit(io);
 	if (ret < 0) {
@@ -361,7 +375,7 @@ static void submit_io(struct tgt_req *req)
 			  tgt_reactor_id(c->r), c->peer, c->vol->name,
 			  rblk_opcode_str(req->opcode), strerror(-ret));
 		finish_req(req, ret == -ENOMEM ? RBLK_S_NO_RESOURCES
-					       : RBLK_S_IO_ERROR);
+					       : status_of(ret));
 	}
 }
 

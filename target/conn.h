@@ -68,6 +68,7 @@ struct tgt_conn {
 	struct sockaddr_storage peer_sa;	/* real peer address (ACL); AF_UNSPEC if unknown */
 	char     host[RBLK_NAME_MAX];	/* from LOGIN/DISCOVER */
 	struct tgt_volume *vol;
+	uint32_t vol_epoch;		/* vol->epoch at LOGIN */
 	uint64_t session_id;
 	uint16_t queue_id;
 	unsigned depth;

@@ -80,6 +80,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 	rsp.status = st;
 	if (st == RBLK_S_OK) {
 		c->vol = vol;
+		c->vol_epoch = __atomic_load_n(&vol->epoch, __ATOMIC_ACQUIRE);
 		c->depth = depth;
 		c->queue_id = l.queue_id;
 		c->session_id = c->sess->id;	/* what rblkctl shows */
@@ -107,6 +108,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		rsp.max_discard = c->lim.max_discard;
 		rsp.max_write_zeroes = c->lim.max_write_zeroes;
 		rsp.session_id = c->session_id;
+		memcpy(rsp.vol_uuid, vol->uuid, RBLK_UUID_LEN);
 		rblk_info("reactor%u: %s: host %s logged in to volume %s, queue %u, depth %u (asked %u), session %" PRIx64,
 			  tgt_reactor_id(c->r), c->peer, l.host, vol->name,
 			  l.queue_id, depth, l.queue_depth, c->session_id);

@@ -47,6 +47,8 @@ struct rbd_op {
 	struct tgt_io   *io;
 	rbd_completion_t comp;
 	struct iovec     iov;
+	bool             held;		/* back from rbd_ha.c: start or fail */
+	int              held_res;
 };
 
 struct rbd_op_block {
@@ -67,10 +69,10 @@ struct rbd_rctx {
 	unsigned outstanding;		/* ops given to librbd, not reaped */
 };
 
-/* librbd's callback thread. */
-static void op_done(rbd_completion_t comp, void *arg)
+/* Hands op to its reactor from another thread (librbd's callback
+ * thread, rbd_ha.c's takeover). */
+static void op_push(struct rbd_op *op, bool counted)
 {
-	struct rbd_op *op = arg;
 	struct rbd_rctx *rc = op->rc;
 	struct rbd_op *head = __atomic_load_n(&rc->done, __ATOMIC_RELAXED);
 	uint64_t one = 1;
@@ -78,7 +80,8 @@ static void op_done(rbd_completion_t comp, void *arg)
 	/* From the push on, the reactor may reap op, and then exit: this
 	 * tells it a callback still has rc's eventfd to write. */
 	__atomic_add_fetch(&rc->in_callback, 1, __ATOMIC_ACQ_REL);
-	__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_RELEASE);
+	if (counted)
+		__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_SEQ_CST);
 	do {
 		op->next = head;
 	} while (!__atomic_compare_exchange_n(&rc->done, &head, op, true,
@@ -89,6 +92,25 @@ static void op_done(rbd_completion_t comp, void *arg)
 		rblk_err("rbd: waking reactor%u: %s", tgt_reactor_id(rc->r),
 			 strerror(errno));
 	__atomic_sub_fetch(&rc->in_callback, 1, __ATOMIC_RELEASE);
+}
+
+/* librbd's callback thread: done at the cluster, no longer in flight. */
+static void op_done(rbd_completion_t comp, void *arg)
+{
+	op_push(arg, true);
+}
+
+void tgt_rbd_op_release(struct rbd_op *op, int res)
+{
+	op->held = true;
+	op->held_res = res;
+	/* Still counted in flight: the reactor starts it or uncounts it. */
+	op_push(op, false);
+}
+
+struct rbd_op **tgt_rbd_op_next(struct rbd_op *op)
+{
+	return &op->next;
 }
 
 static struct rbd_op *op_get(struct rbd_rctx *rc)
@@ -140,6 +162,27 @@ static void arm_efd(struct rbd_rctx *rc)
 	tgt_sqe_set_event(sqe, &rc->efd_ev);
 }
 
+static int op_start(struct rbd_op *op, rbd_image_t image);
+
+/* Reactor thread: a request rbd_ha.c held is back: started at librbd
+ * now (it completes later), or completed with the takeover's failure. */
+static void held_back(struct rbd_rctx *rc, struct rbd_op *op)
+{
+	struct tgt_io *io = op->io;
+	int ret = op->held_res;
+
+	op->held = false;
+	if (!ret)
+		ret = op_start(op, op->rv->image);
+	if (!ret)
+		return;
+	__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_SEQ_CST);
+	rbd_aio_release(op->comp);
+	op_put(rc, op);
+	rc->outstanding--;
+	io->complete(io, ret);
+}
+
 /* Reactor thread: the eventfd said some requests are done. */
 static void efd_done(struct tgt_event *ev, int res, uint32_t flags)
 {
@@ -158,10 +201,17 @@ static void efd_done(struct tgt_event *ev, int res, uint32_t flags)
 	}
 	while ((op = fifo)) {
 		struct tgt_io *io = op->io;
-		ssize_t ret = rbd_aio_get_return_value(op->comp);
+		ssize_t ret;
 
 		fifo = op->next;
+		if (op->held) {
+			held_back(rc, op);
+			continue;
+		}
+		ret = rbd_aio_get_return_value(op->comp);
 		rbd_aio_release(op->comp);
+		if (op->rv->ha)
+			ret = tgt_rbd_ha_result(op->rv, (int)ret);
 		op_put(rc, op);
 		rc->outstanding--;
 		io->complete(io, op_result(io, ret));
@@ -266,11 +316,18 @@ static int rbd_submit(struct tgt_io *io, void *ctx)
 		op_put(rc, op);
 		return ret;
 	}
-	/* Counted before librbd has it: its callback may run at once. */
-	__atomic_add_fetch(&rv->in_flight, 1, __ATOMIC_RELAXED);
-	ret = op_start(op, rv->image);
+	/* Counted before librbd has it: its callback may run at once.  And
+	 * before rbd_ha.c looks at the lock: a reopen waits for none left. */
+	__atomic_add_fetch(&rv->in_flight, 1, __ATOMIC_SEQ_CST);
+	ret = rv->ha ? tgt_rbd_ha_gate(rv, op, io) : 0;
+	if (ret == 1) {
+		rc->outstanding++;	/* held: tgt_rbd_op_release brings it back */
+		return 0;
+	}
+	if (!ret)
+		ret = op_start(op, rv->image);
 	if (ret < 0) {
-		__atomic_sub_fetch(&rv->in_flight, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&rv->in_flight, 1, __ATOMIC_SEQ_CST);
 		rbd_aio_release(op->comp);
 		op_put(rc, op);
 		return ret;

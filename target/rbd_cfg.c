@@ -11,12 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { K_POOL, K_IMAGE, K_CONF, K_CLIENT, K_KEYRING, K_CREATED, K_N };
+enum { K_POOL, K_IMAGE, K_CONF, K_CLIENT, K_KEYRING, K_CREATED, K_HA, K_N };
 
 static const char *const keys[K_N] = {
 	[K_POOL] = "rbd_pool", [K_IMAGE] = "rbd_image",
 	[K_CONF] = "ceph_conf", [K_CLIENT] = "ceph_client_id",
 	[K_KEYRING] = "ceph_keyring", [K_CREATED] = "rbd_created",
+	[K_HA] = "rbd_ha",
 };
 
 static int key_index(const char *key)
@@ -130,17 +131,21 @@ int tgt_rbd_cfg_set(struct tgt_rbd_cfg *c, const char *key, const char *value,
 		ret = check_client(value, why, whylen);
 		return ret ? ret : set_str(&c->client_id, value);
 	case K_CREATED:
+	case K_HA: {
+		bool *b = k == K_HA ? &c->ha : &c->created;
+
 		if (!strcasecmp(value, "yes") || !strcmp(value, "1") ||
 		    !strcasecmp(value, "true") || !strcasecmp(value, "on"))
-			c->created = true;
+			*b = true;
 		else if (!strcasecmp(value, "no") || !strcmp(value, "0") ||
 			 !strcasecmp(value, "false") || !strcasecmp(value, "off"))
-			c->created = false;
+			*b = false;
 		else {
-			snprintf(why, whylen, "field 'rbd_created': '%s' is not yes|no", value);
+			snprintf(why, whylen, "field '%s': '%s' is not yes|no", key, value);
 			return -EINVAL;
 		}
 		return 0;
+	}
 	}
 	return 0;
 }
@@ -181,6 +186,8 @@ size_t tgt_rbd_cfg_format(const struct tgt_rbd_cfg *c, char *buf, size_t len)
 		OUT("ceph_keyring = %s\n", c->keyring);
 	if (c->created)
 		OUT("rbd_created = yes\n");
+	if (c->ha)
+		OUT("rbd_ha = yes\n");
 #undef OUT
 	return n;
 }
@@ -198,6 +205,7 @@ int tgt_rbd_cfg_copy(struct tgt_rbd_cfg *dst, const struct tgt_rbd_cfg *src)
 		}
 	}
 	dst->created = src->created;
+	dst->ha = src->ha;
 	dst->seen = src->seen;
 	return 0;
 }
@@ -228,7 +236,7 @@ bool tgt_rbd_cfg_same_image(const struct tgt_rbd_cfg *a, const struct tgt_rbd_cf
 	return same_str(a->pool, b->pool) && same_str(a->image, b->image) &&
 	       same_str(tgt_rbd_cfg_conf(a), tgt_rbd_cfg_conf(b)) &&
 	       same_str(tgt_rbd_cfg_client(a), tgt_rbd_cfg_client(b)) &&
-	       same_str(a->keyring, b->keyring);
+	       same_str(a->keyring, b->keyring) && a->ha == b->ha;
 }
 
 void tgt_rbd_cfg_free(struct tgt_rbd_cfg *c)

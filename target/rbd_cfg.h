@@ -14,6 +14,10 @@
  *   rbd_created = yes          written by rblkctl volume create when it made
  *                              the image: only then may resize and delete
  *                              touch it
+ *   rbd_ha = yes               the image is served by several targets, one
+ *                              at a time: this target takes its exclusive
+ *                              lock at its first write, fencing the holder
+ *                              (docs/multipath.md)
  */
 #ifndef RBLK_TARGET_RBD_CFG_H
 #define RBLK_TARGET_RBD_CFG_H
@@ -33,6 +37,7 @@ struct tgt_rbd_cfg {
 	char *client_id;		/* malloc'd; NULL = TGT_RBD_DEFAULT_CLIENT */
 	char *keyring;			/* malloc'd; NULL = librados decides */
 	bool  created;			/* rblk created the image */
+	bool  ha;			/* rbd_ha: fence the lock holder, take over */
 	unsigned seen;			/* parser: keys given so far */
 };
 

@@ -17,6 +17,7 @@ struct tgt_rbd_cluster {
 	char    name[80];			/* "client.ID" */
 	char    fsid[64];
 	unsigned refs;				/* under lock */
+	bool    own;				/* one volume's, not in the list */
 	struct tgt_rbd_cluster *next;
 };
 
@@ -49,6 +50,8 @@ static const char *const forced_conf[][2] = {
 	{ "rbd_cache", "false" },
 	{ "rbd_disable_zero_copy_writes", "false" },
 	{ "rbd_skip_partial_discard", "false" },
+	/* rbd_ha: breaking a holder's lock fences it (rbd_ha.c). */
+	{ "rbd_blocklist_on_break_lock", "true" },
 	{ "log_to_stderr", "false" },
 	{ "err_to_stderr", "false" },
 };
@@ -131,7 +134,10 @@ int tgt_rbd_cluster_get(const struct tgt_rbd_cfg *c,
 	int ret;
 
 	pthread_mutex_lock(&lock);
-	for (cl = clusters; cl; cl = cl->next) {
+	/* An rbd_ha volume has a handle of its own: a takeover blocklists
+	 * the handle (its address and nonce), which must fence that volume
+	 * only, and a new handle is what serves it again. */
+	for (cl = c->ha ? NULL : clusters; cl; cl = cl->next) {
 		if (!strcmp(cl->conf, conf) && !strcmp(cl->client, client) &&
 		    same_str(cl->keyring, c->keyring)) {
 			cl->refs++;
@@ -159,8 +165,11 @@ int tgt_rbd_cluster_get(const struct tgt_rbd_cfg *c,
 		return ret;
 	}
 	cl->refs = 1;
-	cl->next = clusters;
-	clusters = cl;
+	cl->own = c->ha;
+	if (!cl->own) {
+		cl->next = clusters;
+		clusters = cl;
+	}
 	pthread_mutex_unlock(&lock);
 	*clp = cl;
 	return 0;
@@ -177,7 +186,7 @@ void tgt_rbd_cluster_put(struct tgt_rbd_cluster *cl)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	for (pp = &clusters; *pp; pp = &(*pp)->next) {
+	for (pp = &clusters; !cl->own && *pp; pp = &(*pp)->next) {
 		if (*pp == cl) {
 			*pp = cl->next;
 			break;

@@ -25,7 +25,7 @@ struct tgt_rbd_cluster;
 
 /*
  * The connected handle for c's cluster and client, made (and connected)
- * on first use.  0 or -errno with a one-line message in err that names
+ * on first use (an rbd_ha volume always gets a handle of its own).  0 or -errno with a one-line message in err that names
  * the conf and the client.
  */
 int tgt_rbd_cluster_get(const struct tgt_rbd_cfg *c,

@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/sha.h>
 
+#include "helpers.h"
 #include "log.h"
+#include "volume.h"
+#include "volume_id.h"
 
 /* How long closing waits for requests still at the cluster, and for the
  * final flush; a cluster that does not answer is left behind, not waited
@@ -116,27 +118,16 @@ static int close_image(rbd_image_t image, bool *stuck)
 	return ret;
 }
 
-/*
- * The volume's identity: the same image reached through any target (or
- * under another pool or image name) gives the same UUID.  SHA-256 of
- * "fsid/pool id/image id", its first 16 bytes as an RFC 9562 version 8
- * (vendor-defined) UUID.
- */
-static void make_uuid(struct rbd_vol *rv)
+/* The volume's identity: the same image reached through any target (or
+ * under another pool or image name) gives the same UUID. */
+static void make_uuid(struct tgt_volume *vol, struct rbd_vol *rv)
 {
-	unsigned char md[SHA256_DIGEST_LENGTH];
 	char key[192];
-	int n;
 
-	n = snprintf(key, sizeof(key), "%s/%" PRId64 "/%s",
-		     tgt_rbd_cluster_fsid(rv->cl), rv->pool_id, rv->image_id);
-	SHA256((const unsigned char *)key, n, md);
-	md[6] = (md[6] & 0x0f) | 0x80;
-	md[8] = (md[8] & 0x3f) | 0x80;
-	snprintf(rv->uuid, sizeof(rv->uuid),
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 md[0], md[1], md[2], md[3], md[4], md[5], md[6], md[7], md[8],
-		 md[9], md[10], md[11], md[12], md[13], md[14], md[15]);
+	snprintf(key, sizeof(key), "%s/%" PRId64 "/%s",
+		 tgt_rbd_cluster_fsid(rv->cl), rv->pool_id, rv->image_id);
+	tgt_uuid_from_key(vol->uuid, key);
+	rblk_uuid_str(vol->uuid, rv->uuid);
 }
 
 /*
@@ -167,113 +158,98 @@ static void watch_cb(void *arg)
 
 static void rv_free(struct rbd_vol *rv)
 {
+	tgt_rbd_cfg_free(&rv->cfg);
 	free(rv->pool);
 	free(rv->image_name);
 	free(rv);
 }
 
-int tgt_rbd_open_store(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
-		       char *err, size_t errlen)
+/*
+ * Reaches rv's image: the cluster handle, the pool, the image opened
+ * within TGT_RBD_OPEN_TIMEOUT_S, its size, features and id.  0, or -errno
+ * with a message in err (then nothing is held, or, when *stuck, librbd
+ * still owns an open in progress and rv must be left to it).
+ */
+static int attach_image(struct rbd_vol *rv, const struct tgt_rbd_cfg *c,
+			uint64_t *size, bool *stuck, char *err, size_t errlen)
 {
-	const struct tgt_rbd_cfg *c = &cfg->rbd;
-	struct rbd_vol *rv = calloc(1, sizeof(*rv));
 	char why[512];
-	uint64_t size;
-	bool stuck;
 	int ret;
 
-	if (!rv || !(rv->pool = strdup(c->pool)) ||
-	    !(rv->image_name = strdup(c->image))) {
-		if (rv)
-			rv_free(rv);
-		return -ENOMEM;
-	}
-	snprintf(rv->name, sizeof(rv->name), "%s", cfg->name);
-	rv->read_only = cfg->read_only;
-	rv->created = c->created;
+	*stuck = false;
 	ret = tgt_rbd_cluster_get(c, &rv->cl, why, sizeof(why));
 	if (ret) {
-		snprintf(err, errlen, "volume %s: %s", cfg->name, why);
-		goto out_free;
+		snprintf(err, errlen, "volume %s: %s", rv->name, why);
+		return ret;
 	}
 	ret = tgt_rbd_cluster_pool(rv->cl, c->pool, &rv->io, why, sizeof(why));
 	if (ret) {
-		snprintf(err, errlen, "volume %s: %s", cfg->name, why);
+		snprintf(err, errlen, "volume %s: %s", rv->name, why);
 		goto out_put;
 	}
 	rv->pool_id = rados_ioctx_get_id(rv->io);
-	ret = open_image(rv->io, c->image, rv->read_only, &rv->image, &stuck);
+	snprintf(rv->fsid, sizeof(rv->fsid), "%s", tgt_rbd_cluster_fsid(rv->cl));
+	snprintf(rv->client, sizeof(rv->client), "%s", tgt_rbd_cluster_client(rv->cl));
+	ret = open_image(rv->io, c->image, rv->read_only, &rv->image, stuck);
 	if (ret) {
 		const char *hint = open_hint(ret);
 
 		snprintf(err, errlen, "volume %s: image %s/%s on cluster %s as %s%s%s",
-			 cfg->name, c->pool, c->image, tgt_rbd_cluster_fsid(rv->cl),
+			 rv->name, c->pool, c->image, tgt_rbd_cluster_fsid(rv->cl),
 			 tgt_rbd_cluster_client(rv->cl), hint ? "" : ": ",
 			 hint ? hint : strerror(-ret));
-		if (stuck)
+		if (*stuck)
 			return ret;	/* librbd still uses io and the cluster */
 		goto out_ioctx;
 	}
-	if ((ret = rbd_get_size(rv->image, &size)) < 0 ||
+	if ((ret = rbd_get_size(rv->image, size)) < 0 ||
 	    (ret = rbd_get_features(rv->image, &rv->features)) < 0 ||
 	    (ret = rbd_get_id(rv->image, rv->image_id, sizeof(rv->image_id))) < 0) {
-		snprintf(err, errlen, "volume %s: image %s/%s: %s", cfg->name,
+		snprintf(err, errlen, "volume %s: image %s/%s: %s", rv->name,
 			 c->pool, c->image, strerror(-ret));
 		goto out_close;
 	}
-	if (size < 512) {
-		snprintf(err, errlen, "volume %s: image %s/%s is %" PRIu64 " bytes, less than one 512-byte block",
-			 cfg->name, c->pool, c->image, size);
+	if (rv->ha && !(rv->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
+		snprintf(err, errlen, "volume %s: rbd_ha needs the image's exclusive-lock feature (rbd feature enable %s/%s exclusive-lock)",
+			 rv->name, c->pool, c->image);
 		ret = -EINVAL;
 		goto out_close;
 	}
-	if (size % 512)
-		rblk_warn("volume %s: image %s/%s is %" PRIu64 " bytes: exporting the first %" PRIu64 " (whole 512-byte blocks)",
-			  cfg->name, c->pool, c->image, size, size & ~(uint64_t)511);
-	make_uuid(rv);
-	rv->expected_size = size & ~(uint64_t)511;
-	rv->image_size = size;
 	/* A read-only open has no watch on the header (a watch is a write). */
 	if (!rv->read_only) {
 		ret = rbd_update_watch(rv->image, &rv->watch_handle, watch_cb, rv);
 		if (ret < 0)
 			rblk_warn("volume %s: cannot watch image %s/%s for resizes: %s",
-				  cfg->name, c->pool, c->image, strerror(-ret));
+				  rv->name, c->pool, c->image, strerror(-ret));
 		rv->watching = ret == 0;
 	}
-	vol->size = rv->expected_size;
-	vol->block_size = 512;
-	vol->flags |= RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES;
-	vol->be_priv = rv;
-	rblk_info("volume %s: rbd image %s/%s (id %s, uuid %s) on cluster %s as %s, %" PRIu64 " bytes%s",
-		  cfg->name, c->pool, c->image, rv->image_id, rv->uuid,
-		  tgt_rbd_cluster_fsid(rv->cl), tgt_rbd_cluster_client(rv->cl),
-		  size, rv->read_only ? ", read-only" : "");
 	return 0;
 
 out_close:
-	if (close_image(rv->image, &stuck) && stuck)
+	if (close_image(rv->image, stuck) && *stuck)
 		return ret;
 out_ioctx:
 	rados_ioctx_destroy(rv->io);
 out_put:
 	tgt_rbd_cluster_put(rv->cl);
-out_free:
-	rv_free(rv);
+	rv->cl = NULL;
 	return ret;
 }
 
-void tgt_rbd_close(struct tgt_volume *vol)
+/*
+ * Lets go of rv's image, its pool and cluster handle, once librbd has
+ * none of our requests left (waits up to CLOSE_WAIT_MS for them).  0, or
+ * -errno when something had to be left open (logged).
+ */
+static int detach_image(struct rbd_vol *rv)
 {
-	struct rbd_vol *rv = vol->be_priv;
 	int64_t left = 0;
 	bool stuck;
 	int ret;
 
-	if (!rv)
-		return;
 	if (rv->watching)
 		rbd_update_unwatch(rv->image, rv->watch_handle);
+	rv->watching = false;
 	for (int waited = 0; waited < CLOSE_WAIT_MS; waited += 10) {
 		left = __atomic_load_n(&rv->in_flight, __ATOMIC_ACQUIRE);
 		if (!left)
@@ -283,23 +259,108 @@ void tgt_rbd_close(struct tgt_volume *vol)
 	if (left) {
 		/* librbd would wait for them in rbd_close; the target may not. */
 		rblk_err("volume %s: %" PRId64 " request(s) still at the cluster after %d s: image %s/%s left open",
-			 vol->name, left, CLOSE_WAIT_MS / 1000, rv->pool, rv->image_name);
-		return;
+			 rv->name, left, CLOSE_WAIT_MS / 1000, rv->pool, rv->image_name);
+		return -EBUSY;
 	}
 	ret = close_image(rv->image, &stuck);
-	if (ret)
+	/* A fenced handle cannot release its lock or flush: expected. */
+	if (ret && !(rv->ha && (ret == -ESHUTDOWN || ret == -EROFS)))
 		rblk_err("volume %s: closing image %s/%s (its final flush): %s%s",
-			 vol->name, rv->pool, rv->image_name, strerror(-ret),
+			 rv->name, rv->pool, rv->image_name, strerror(-ret),
 			 stuck ? ": left open" : "");
 	if (stuck)
-		return;
+		return -ETIMEDOUT;
 	rados_ioctx_destroy(rv->io);
 	tgt_rbd_cluster_put(rv->cl);
+	rv->cl = NULL;
+	return 0;
+}
+
+int tgt_rbd_reattach(struct rbd_vol *rv, char *err, size_t errlen)
+{
+	uint64_t size;
+	bool stuck;
+	int ret;
+
+	ret = detach_image(rv);
+	if (ret) {
+		snprintf(err, errlen, "the fenced image could not be closed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = attach_image(rv, &rv->cfg, &size, &stuck, err, errlen);
+	if (ret && stuck)
+		return ret;	/* librbd keeps the open in progress */
+	return ret;
+}
+
+int tgt_rbd_open_store(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
+		       char *err, size_t errlen)
+{
+	const struct tgt_rbd_cfg *c = &cfg->rbd;
+	struct rbd_vol *rv = calloc(1, sizeof(*rv));
+	uint64_t size;
+	bool stuck;
+	int ret;
+
+	if (!rv || !(rv->pool = strdup(c->pool)) ||
+	    !(rv->image_name = strdup(c->image)) || tgt_rbd_cfg_copy(&rv->cfg, c)) {
+		if (rv)
+			rv_free(rv);
+		return -ENOMEM;
+	}
+	snprintf(rv->name, sizeof(rv->name), "%s", cfg->name);
+	rv->read_only = cfg->read_only;
+	rv->created = c->created;
+	rv->ha = c->ha && !cfg->read_only;
+	rv->vol = vol;
+	ret = attach_image(rv, c, &size, &stuck, err, errlen);
+	if (ret) {
+		if (!stuck)
+			rv_free(rv);
+		return ret;
+	}
+	if (size < 512) {
+		snprintf(err, errlen, "volume %s: image %s/%s is %" PRIu64 " bytes, less than one 512-byte block",
+			 cfg->name, c->pool, c->image, size);
+		if (!detach_image(rv))
+			rv_free(rv);
+		return -EINVAL;
+	}
+	if (size % 512)
+		rblk_warn("volume %s: image %s/%s is %" PRIu64 " bytes: exporting the first %" PRIu64 " (whole 512-byte blocks)",
+			  cfg->name, c->pool, c->image, size, size & ~(uint64_t)511);
+	make_uuid(vol, rv);
+	rv->expected_size = size & ~(uint64_t)511;
+	rv->image_size = size;
+	if (rv->ha)
+		tgt_rbd_ha_init(rv);
+	vol->size = rv->expected_size;
+	vol->block_size = 512;
+	vol->flags |= RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES;
+	vol->be_priv = rv;
+	rblk_info("volume %s: rbd image %s/%s (id %s, uuid %s) on cluster %s as %s, %" PRIu64 " bytes%s%s",
+		  cfg->name, c->pool, c->image, rv->image_id, rv->uuid,
+		  tgt_rbd_cluster_fsid(rv->cl), tgt_rbd_cluster_client(rv->cl),
+		  size, rv->read_only ? ", read-only" : "",
+		  rv->ha ? ", rbd_ha (takes the lock at its first write)" : "");
+	return 0;
+}
+
+void tgt_rbd_close(struct tgt_volume *vol)
+{
+	struct rbd_vol *rv = vol->be_priv;
+
+	if (!rv)
+		return;
+	if (rv->ha && !tgt_rbd_ha_stop(rv))
+		return;
+	if (detach_image(rv))
+		return;
 	rv_free(rv);
 	vol->be_priv = NULL;
 }
 
-/* The cluster and pool of cfg, for the admin operations below. */
 static int admin_pool(const struct tgt_volume_cfg *cfg, struct tgt_rbd_cluster **cl,
 		      rados_ioctx_t *io, char *err, size_t errlen)
 {
@@ -448,12 +509,11 @@ void tgt_rbd_describe(struct tgt_volume *vol, struct json_object *o)
 	snprintf(spec, sizeof(spec), "%s/%s", rv->pool, rv->image_name);
 	json_object_object_add(o, "type", json_object_new_string("rbd"));
 	json_object_object_add(o, "path", json_object_new_string(spec));
-	json_object_object_add(o, "uuid", json_object_new_string(rv->uuid));
 	json_object_object_add(r, "pool", json_object_new_string(rv->pool));
 	json_object_object_add(r, "image", json_object_new_string(rv->image_name));
 	json_object_object_add(r, "image_id", json_object_new_string(rv->image_id));
-	json_object_object_add(r, "cluster", json_object_new_string(tgt_rbd_cluster_fsid(rv->cl)));
-	json_object_object_add(r, "client", json_object_new_string(tgt_rbd_cluster_client(rv->cl)));
+	json_object_object_add(r, "cluster", json_object_new_string(rv->fsid));
+	json_object_object_add(r, "client", json_object_new_string(rv->client));
 	json_object_object_add(r, "created_by_rblk", json_object_new_boolean(rv->created));
 	json_object_object_add(r, "image_size", json_object_new_int64(
 		(int64_t)__atomic_load_n(&rv->image_size, __ATOMIC_SEQ_CST)));
@@ -462,5 +522,7 @@ void tgt_rbd_describe(struct tgt_volume *vol, struct json_object *o)
 	json_object_object_add(r, "features", json_object_new_string(features));
 	json_object_object_add(r, "in_flight", json_object_new_int64(
 		__atomic_load_n(&rv->in_flight, __ATOMIC_RELAXED)));
+	if (rv->ha)
+		tgt_rbd_ha_describe(rv, r);
 	json_object_object_add(o, "rbd", r);
 }

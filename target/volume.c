@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "be_stats.h"
 #include "log.h"
+#include "volume_id.h"
 
 /* Which fallocate modes does the file system under path take? */
 static uint32_t probe_file_caps(const char *path)
@@ -277,6 +278,9 @@ int tgt_volume_open(struct tgt_volume **vp, const struct tgt_volume_cfg *cfg,
 	if (cfg->read_only)
 		v->flags &= ~(RBLK_VOL_F_DISCARD | RBLK_VOL_F_WRITE_ZEROES |
 			      RBLK_VOL_F_FUA);
+	/* A backend whose store is shared (rbd) set its own identity. */
+	if (!(v->be->flags & TGT_BE_F_OWN_STORE))
+		tgt_uuid_local(v->uuid, v->path ? v->path : v->name);
 	*vp = v;
 	return 0;
 

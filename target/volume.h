@@ -30,6 +30,10 @@ struct tgt_volume {
 	uint64_t size;			/* bytes exported */
 	uint32_t block_size;		/* logical block size */
 	uint32_t flags;			/* RBLK_VOL_F_* */
+	uint8_t  uuid[RBLK_UUID_LEN];	/* identity (volume_id.h), in LOGIN_RSP */
+	/* __atomic: bumped when another target fenced this one (rbd_ha):
+	 * sessions that logged in before belong to the old owner. */
+	uint32_t epoch;
 	void    *be_priv;		/* backend's per-volume state */
 	struct tgt_be_stats *be_stats;	/* in flight, latency (be_stats.h) */
 };

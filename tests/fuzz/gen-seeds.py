@@ -46,7 +46,8 @@ def login(volume, host="fuzz", depth=32, queue_id=0, mac=b"\0" * 32):
 def login_rsp(status=0, depth=32, flags=0x1E, size=1 << 20, bs=512,
               max_io=1 << 20, inline=4096, max_sge=16, nonce=b"\0" * 32):
     body = struct.pack("<HHIQIIIHHQ", status, depth, flags, size, bs, max_io,
-                       inline, max_sge, 0, 0x1234) + nonce + b"\0" * 16
+                       inline, max_sge, 0, 0x1234) + nonce + b"\0" * 16 \
+        + bytes(range(16))  # vol_uuid
     return hdr(LOGIN_RSP, 8 + len(body)) + body
 
 

@@ -330,9 +330,12 @@ static struct rblk_login_rsp good_rsp(void)
 static void test_login_rsp_roundtrip(void **state)
 {
 	struct rblk_login_rsp in = good_rsp(), out;
-	size_t n = rblk_encode_login_rsp(pdu, &in);
+	size_t n;
 
-	assert_int_equal(n, 96);
+	for (unsigned i = 0; i < RBLK_UUID_LEN; i++)
+		in.vol_uuid[i] = (uint8_t)(0xa0 + i);
+	n = rblk_encode_login_rsp(pdu, &in);
+	assert_int_equal(n, 112);
 	assert_int_equal(rblk_decode_login_rsp(pdu, n, &out), RBLK_S_OK);
 	assert_int_equal(out.size, in.size);
 	assert_int_equal(out.queue_depth, 128);
@@ -346,6 +349,10 @@ static void test_login_rsp_roundtrip(void **state)
 	/* the limits sit in what was rsvd2, little-endian */
 	assert_int_equal(pdu[80], 0);
 	assert_int_equal(pdu[83], 0x40);
+	/* the volume's identity: the last 16 bytes, as sent */
+	assert_memory_equal(out.vol_uuid, in.vol_uuid, RBLK_UUID_LEN);
+	assert_int_equal(pdu[96], 0xa0);
+	assert_int_equal(pdu[111], 0xaf);
 }
 
 /* [V34] a limit is a block multiple >= one block when its command is
