@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "opts.h"
+#include "path_monitor.h"
 #include "rblk_client.h"
 #include "recover.h"
 #include "state.h"
@@ -55,6 +58,13 @@ struct ini_dev {
 	struct ini_state st;
 	unsigned reconnects_written;
 	struct ini_state old;		/* --recover: the dead server's state */
+	/* Multipath: every path (the first from host/port), the monitor of
+	 * the standby ones, the path queue 0 was on at the last look. */
+	struct rblk_client_path paths[RBLK_MAX_PATHS];
+	unsigned npaths;
+	struct ini_monitor *mon;
+	int active_path;
+	int64_t failback_asked;		/* ms, when failback was last asked */
 };
 
 /* One line to whoever started us (rblkctl), then the pipe is closed. */
@@ -128,14 +138,29 @@ out_close:
 
 /* ---- start-up --------------------------------------------------------- */
 
-static int connect_queues(struct ini_dev *d)
+/* The paths of every --target: a prefix names the transport, else
+ * --transport applies. */
+static void build_paths(struct ini_dev *d)
 {
-	struct rblk_client_opts co = {
+	d->npaths = d->o.ntargets ? d->o.ntargets : 1;
+	for (unsigned i = 0; i < d->o.ntargets; i++) {
+		const struct rblk_path_spec *t = &d->o.targets[i];
+
+		d->paths[i] = (struct rblk_client_path) {
+			.transport = t->transport[0] ? t->transport : d->o.transport,
+			.host = t->host,
+			.port = t->port[0] ? t->port : NULL,
+		};
+	}
+}
+
+static struct rblk_client_opts client_opts(struct ini_dev *d)
+{
+	return (struct rblk_client_opts) {
 		.host = d->o.host,
 		.port = d->o.port,
 		.volume = d->o.volume,
 		.hostname = d->o.hostname,
-		.transport = d->o.transport,
 		.secret_file = d->o.secret_file,
 		.queue_depth = d->o.depth,
 		.keep_alive_tmo_ms = d->o.ka_ms,
@@ -143,7 +168,15 @@ static int connect_queues(struct ini_dev *d)
 		.reconnect_delay_ms = d->o.delay_ms,
 		.ctrl_loss_tmo_ms = d->o.loss_ms,
 		.fast_io_fail_tmo_ms = d->o.fail_ms,
+		.transport = d->paths[0].transport,
+		.alt_paths = d->paths + 1,
+		.n_alt_paths = d->npaths - 1,
 	};
+}
+
+static int connect_queues(struct ini_dev *d)
+{
+	struct rblk_client_opts co = client_opts(d);
 	struct rblk_volume_info vi;
 	char why[256];
 	unsigned i;
@@ -160,9 +193,11 @@ static int connect_queues(struct ini_dev *d)
 			       d->o.host, d->o.transport);
 			return ret;
 		}
-		if (i == 0)
+		if (i == 0) {
 			d->vi = vi;
-		else if (vi.size != d->vi.size || vi.block_size != d->vi.block_size)
+			/* Every other queue, on any path, must find this one. */
+			co.expect_uuid = d->vi.uuid;
+		} else if (vi.size != d->vi.size || vi.block_size != d->vi.block_size)
 			return report(d, "ERR volume changed while connecting"), -EIO;
 		if (vi.queue_depth < d->vi.queue_depth)
 			d->vi.queue_depth = vi.queue_depth;
@@ -306,6 +341,11 @@ static void fill_state(struct ini_dev *d, const char *state)
 	memcpy(s->tmo_s, d->o.tmo_s, sizeof(s->tmo_s));
 	snprintf(s->poll, sizeof(s->poll), "%s", rblk_poll_mode_str(d->o.poll));
 	s->poll_us = (int)d->o.poll_us;
+	s->npaths = d->o.ntargets;
+	for (unsigned i = 0; i < d->o.ntargets; i++)
+		snprintf(s->paths[i].spec, sizeof(s->paths[i].spec), "%s",
+			 d->o.target_text[i]);
+	s->failback_s = d->o.failback_s;
 	if (d->o.recover_dev >= 0 && d->old.dev_id == (int)d->info.dev_id) {
 		/* the same attachment, served by a new process */
 		s->started = d->old.started;
@@ -399,6 +439,8 @@ static void teardown(struct ini_dev *d, int started)
 	unsigned i;
 	int ret, stuck = 0;
 
+	ini_monitor_stop(d->mon);
+	d->mon = NULL;
 	if (started) {
 		set_state(d, "stopping");
 		for (i = 0; i < d->nq; i++)
@@ -438,6 +480,65 @@ static void teardown(struct ini_dev *d, int started)
 	}
 }
 
+/* Moves every queue back to the first path (failback). */
+static void fail_back(struct ini_dev *d, const char *why)
+{
+	if (d->npaths < 2 || d->active_path == 0) {
+		rblk_info("failback %s: already on path 1", why);
+		return;
+	}
+	rblk_warn("failback %s: moving every queue from path %d back to path 1 (%s %s)",
+		  why, d->active_path + 1, d->paths[0].transport, d->paths[0].host);
+	for (unsigned i = 0; i < d->nq; i++)
+		ini_queue_prefer_path(d->queues[i], 0);
+	d->failback_asked = rblk_now_ms();
+}
+
+/*
+ * The paths as queue 0 and the monitor see them, into the state file;
+ * and automatic failback: the first path has answered every probe for
+ * --failback-delay seconds (a flapping path never has), and the last ask
+ * is as old as that too.
+ */
+static void note_paths(struct ini_dev *d)
+{
+	struct ini_queue_conn c;
+	struct ini_state *s = &d->st;
+	int64_t now = rblk_now_ms(), ok_since;
+	bool changed = false;
+
+	if (d->npaths < 2)
+		return;
+	ini_queue_conn_status(d->queues[0], &c);
+	if (c.active_path != d->active_path) {
+		if (c.active_path != 0 || d->active_path != 0)
+			s->failovers++;
+		d->active_path = c.active_path;
+		ini_monitor_set_active(d->mon, c.active_path);
+		changed = true;
+	}
+	for (unsigned i = 0; i < d->npaths; i++) {
+		struct ini_path_state *p = &s->paths[i];
+		enum ini_probe pr = ini_monitor_get(d->mon, i, &ok_since);
+		struct ini_path_state was = *p;
+
+		snprintf(p->state, sizeof(p->state), "%s", rblk_path_state_str(c.path_state[i]));
+		snprintf(p->role, sizeof(p->role), "%s",
+			 (int)i == c.active_path ? "optimized" : "standby");
+		snprintf(p->probe, sizeof(p->probe), "%s",
+			 (int)i == c.active_path ? "" : ini_probe_str(pr));
+		p->failures = c.path_failures[i];
+		changed |= memcmp(&was, p, sizeof(was)) != 0;
+		if (i == 0 && d->o.failback_s > 0 && c.active_path != 0 &&
+		    pr == INI_PROBE_OK && ok_since &&
+		    now - ok_since >= (int64_t)d->o.failback_s * 1000 &&
+		    now - d->failback_asked >= (int64_t)d->o.failback_s * 1000)
+			fail_back(d, "automatic (path 1 answered for --failback-delay)");
+	}
+	if (changed)
+		d->reconnects_written = UINT_MAX;	/* written by set_state */
+}
+
 /* Waits for SIGTERM/SIGINT or a queue thread ending; keeps the state
  * file's live/connecting/failed view and reconnect count current. */
 static void serve(struct ini_dev *d, int sfd)
@@ -453,9 +554,13 @@ static void serve(struct ini_dev *d, int sfd)
 		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				rblk_info("signal %u: detaching /dev/ublkb%u",
-					  si.ssi_signo, d->info.dev_id);
+			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
+			    si.ssi_signo == SIGUSR1) {
+				fail_back(d, "asked (rblkctl failback)");
+				continue;
+			}
+			rblk_info("signal %u: detaching /dev/ublkb%u",
+				  si.ssi_signo, d->info.dev_id);
 			return;
 		}
 		if (pfd[1].revents & POLLIN) {
@@ -473,6 +578,7 @@ static void serve(struct ini_dev *d, int sfd)
 		}
 		/* The device is as bad as its worst queue. */
 		d->st.reconnects = reconnects;
+		note_paths(d);
 		set_state(d, nfailed ? "failed" : nconn ? "connecting" : "live");
 	}
 }
@@ -483,7 +589,7 @@ int main(int argc, char **argv)
 		.o = { .transport = "tcp", .depth = INI_DEFAULT_DEPTH, .dev_id = -1,
 		       .grace_ms = INI_DEFAULT_GRACE_MS, .ready_fd = -1,
 		       .poll_us = RBLK_POLL_US_DEFAULT,
-		       .cleanup_dev = -1, .recover_dev = -1 },
+		       .cleanup_dev = -1, .recover_dev = -1, .failback_s = -1 },
 		.cdev_fd = -1, .exit_efd = -1,
 	};
 	struct ini_dev *d = &dev;
@@ -501,6 +607,7 @@ int main(int argc, char **argv)
 		d->o.recovery = "off";
 	if (d->o.cleanup_dev >= 0)
 		return cleanup_dev(d->o.cleanup_dev);
+	build_paths(d);
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	d->nq = d->o.queues ? d->o.queues : (ncpu > 4 ? 4 : ncpu > 0 ? (unsigned)ncpu : 1);
 
@@ -509,6 +616,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);	/* rblkctl failback */
 	/* Blocked before any thread exists, so only the signalfd sees them. */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -586,6 +694,13 @@ int main(int argc, char **argv)
 		}
 	}
 	set_state(d, "live");
+	if (d->npaths > 1) {
+		struct rblk_client_opts co = client_opts(d);
+
+		ret = ini_monitor_start(&d->mon, &co, d->paths, d->npaths, d->vi.uuid);
+		if (ret)
+			rblk_warn("path monitor: %s: standby paths are not probed", strerror(-ret));
+	}
 	rblk_info("/dev/ublkb%u: volume %s on %s (%s), %u queues x %u",
 		  d->info.dev_id, d->o.volume, d->o.host, d->o.transport,
 		  d->nq, d->info.queue_depth);

@@ -24,7 +24,8 @@
  * integration/91-options-documented checks the docs against the help.
  */
 const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
-	{ "target",   't', "HOST[:PORT]", "target address ([v6addr]:port for IPv6)" },
+	{ "target",   't', "[tcp:|rdma:]HOST[:PORT]", "target address ([v6addr]:port for IPv6); again for\n"
+				  "more paths to the volume, tried in order (multipath)" },
 	{ "volume",   'v', "NAME", "volume to attach" },
 	{ "transport", 'T', "tcp|rdma", "(default tcp)" },
 	{ "queues",   'q', "N", "ublk queues, one connection each (default: CPUs, max 4)" },
@@ -45,6 +46,9 @@ const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
 				  "CQ: event (sleep, default), busy (spin: one core\n"
 				  "per queue), adaptive (spin --poll-us after work)" },
 	{ "poll-us",  'U', "N", "adaptive: microseconds to spin (default 50, max 1000000)" },
+	{ "failback-delay", 'B', "S", "multipath: go back to the first --target once it has\n"
+				      "answered for S s without a break (default -1: only\n"
+				      "on rblkctl failback)" },
 };
 
 _Static_assert(RBLK_POLL_US_DEFAULT == 50 && RBLK_POLL_US_MAX == 1000000,
@@ -134,16 +138,24 @@ static int parse_tmo(const char *s, long lo, int *ms, int *sec)
 	return 0;
 }
 
-/* --target: the port, when given, is kept as text for the client. */
-static int split_target(const char *arg, struct ini_opts *o)
+/* --target, once per path: the first also sets host and port. */
+static int add_target(const char *arg, struct ini_opts *o, const char *prog)
 {
-	unsigned p;
+	struct rblk_path_spec *t = &o->targets[o->ntargets];
+	char err[160];
 
-	if (rblk_split_hostport(arg, o->host, sizeof(o->host), &p))
+	if (o->ntargets == RBLK_MAX_PATHS) {
+		fprintf(stderr, "%s: at most %d --target (paths)\n", prog, RBLK_MAX_PATHS);
 		return -EINVAL;
-	if (p) {
-		snprintf(o->port_buf, sizeof(o->port_buf), "%u", p);
-		o->port = o->port_buf;
+	}
+	if (rblk_path_parse(arg, t, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return -EINVAL;
+	}
+	o->target_text[o->ntargets] = arg;
+	if (!o->ntargets++) {
+		memcpy(o->host, t->host, sizeof(o->host));
+		o->port = t->port[0] ? t->port : NULL;
 	}
 	return 0;
 }
@@ -154,12 +166,15 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 
 	switch (c) {
 	case 't':
-		if (split_target(arg, o)) {
-			fprintf(stderr, "%s: bad --target '%s'\n", prog, arg);
+		return add_target(arg, o, prog);
+	case 'v': o->volume = arg; return 0;
+	case 'B':
+		if (parse_tmo(arg, -1, &ms, &sec) || sec == 0) {
+			fprintf(stderr, "%s: --failback-delay is -1 (manual) or 1..31536000 seconds\n", prog);
 			return -EINVAL;
 		}
+		o->failback_s = sec;
 		return 0;
-	case 'v': o->volume = arg; return 0;
 	case 'T':
 		if (strcmp(arg, "tcp") && strcmp(arg, "rdma")) {
 			fprintf(stderr, "%s: --transport is tcp or rdma\n", prog);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "poll_mode.h"
+#include "rblk_client.h"
 #include "state.h"
 
 #define INI_MAX_QUEUES		32
@@ -15,9 +16,13 @@
 #define INI_DEFAULT_GRACE_MS	5000
 
 struct ini_opts {
-	char host[256];
+	char host[256];			/* the first --target's */
 	const char *port;		/* NULL: the transport's default */
-	char port_buf[12];		/* where port points when --target named one */
+	/* Every --target as parsed, the first one first: the paths. */
+	struct rblk_path_spec targets[RBLK_MAX_PATHS];
+	const char *target_text[RBLK_MAX_PATHS];	/* as given */
+	unsigned ntargets;
+	int failback_s;			/* --failback-delay; -1: manual only */
 	const char *volume;
 	const char *transport;
 	const char *hostname;
@@ -46,7 +51,7 @@ struct ini_opt {
 	const char *arg;	/* the value's name in the help */
 	const char *help;	/* '\n' between the help's lines */
 };
-#define INI_SHARED_OPTS	14
+#define INI_SHARED_OPTS	15
 extern const struct ini_opt ini_shared_opts[INI_SHARED_OPTS];
 
 /* The table's index of getopt code, or -1. */

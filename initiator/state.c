@@ -35,6 +35,28 @@ static void state_path(char *buf, size_t len, int dev_id)
 	snprintf(buf, len, "%s/ublkb%d.json", ini_state_dir(), dev_id);
 }
 
+static void add_paths(struct json_object *o, const struct ini_state *s)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (unsigned i = 0; a && i < s->npaths && i < RBLK_MAX_PATHS; i++) {
+		const struct ini_path_state *p = &s->paths[i];
+		struct json_object *e = json_object_new_object();
+
+		if (!e)
+			break;
+		json_object_object_add(e, "target", json_object_new_string(p->spec));
+		json_object_object_add(e, "state", json_object_new_string(p->state));
+		json_object_object_add(e, "role", json_object_new_string(p->role));
+		json_object_object_add(e, "probe", json_object_new_string(p->probe));
+		json_object_object_add(e, "failures", json_object_new_int((int)p->failures));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "paths", a);
+	json_object_object_add(o, "failback_delay", json_object_new_int(s->failback_s));
+	json_object_object_add(o, "failovers", json_object_new_int((int)s->failovers));
+}
+
 int ini_state_write(const struct ini_state *s)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 16];
@@ -80,6 +102,7 @@ int ini_state_write(const struct ini_state *s)
 		if (s->tmo_s[i] != INI_TMO_UNSET)
 			json_object_object_add(o, ini_tmo_key[i],
 					       json_object_new_int(s->tmo_s[i]));
+	add_paths(o, s);
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
 	len = strlen(text);
 
@@ -129,6 +152,33 @@ static int64_t get_int(struct json_object *o, const char *key, int64_t dflt)
 	return dflt;
 }
 
+static void get_paths(struct json_object *o, struct ini_state *s)
+{
+	struct json_object *a;
+	size_t n;
+
+	s->failback_s = (int)get_int(o, "failback_delay", -1);
+	s->failovers = (unsigned)get_int(o, "failovers", 0);
+	if (!json_object_object_get_ex(o, "paths", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return;
+	n = json_object_array_length(a);
+	for (size_t i = 0; i < n && s->npaths < RBLK_MAX_PATHS; i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+		struct ini_path_state *p = &s->paths[s->npaths];
+
+		if (!json_object_is_type(e, json_type_object))
+			continue;
+		get_str(e, "target", p->spec, sizeof(p->spec));
+		get_str(e, "state", p->state, sizeof(p->state));
+		get_str(e, "role", p->role, sizeof(p->role));
+		get_str(e, "probe", p->probe, sizeof(p->probe));
+		p->failures = (unsigned)get_int(e, "failures", 0);
+		if (p->spec[0])
+			s->npaths++;
+	}
+}
+
 int ini_state_read(const char *path, struct ini_state *s)
 {
 	struct json_object *o;
@@ -173,6 +223,7 @@ int ini_state_read(const char *path, struct ini_state *s)
 
 		s->tmo_s[i] = v < -1 || v > INT_MAX ? INI_TMO_UNSET : (int)v;
 	}
+	get_paths(o, s);
 	json_object_put(o);
 	return s->dev_id < 0 ? -EINVAL : 0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rblk_client.h"
 #include "rblk_proto.h"
 
 #define INI_STATE_DIR_DEFAULT	"/run/rblk"
@@ -61,6 +62,18 @@ struct ini_state {
 	int      tmo_s[INI_TMO_COUNT];
 	char     poll[12];		/* --poll: "event" | "busy" | "adaptive", "" = default */
 	int      poll_us;		/* --poll-us, -1 = default */
+	/* Multipath (docs/multipath.md): every --target as given, the
+	 * first one first, and what queue 0 and the path monitor saw. */
+	unsigned npaths;
+	struct ini_path_state {
+		char     spec[280];	/* [tcp:|rdma:]HOST[:PORT] as given */
+		char     state[16];	/* live | connecting | failed | untried | other-volume */
+		char     role[12];	/* optimized (in use) | standby */
+		char     probe[16];	/* standby: reachable | unreachable | "" */
+		unsigned failures;
+	} paths[RBLK_MAX_PATHS];
+	int      failback_s;		/* --failback-delay, -1 = manual */
+	unsigned failovers;		/* moves off a lost path, queue 0 */
 };
 
 /* The directory (RBLK_RUN_DIR overrides the default); created 0755 on write. */

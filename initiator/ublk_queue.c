@@ -86,6 +86,12 @@ struct ini_queue {
 
 	atomic_int conn_state;		/* enum rblk_queue_state */
 	atomic_uint reconnects;
+	/* Multipath, mirrored for the main thread: each path's state, the
+	 * one in use, its failures; and a move the main thread asks for. */
+	atomic_int path_state[RBLK_MAX_PATHS];	/* enum rblk_path_state */
+	atomic_uint path_failures[RBLK_MAX_PATHS];
+	atomic_int active_path;
+	atomic_int want_path;		/* -1, or the path to move to */
 	atomic_uint_fast64_t served, failed;
 };
 
@@ -304,6 +310,22 @@ static void drain_backlog(struct ini_queue *q)
 
 /* ---- completions from the target ---------------------------------------- */
 
+static void note_paths(struct ini_queue *q)
+{
+	struct rblk_path_status ps[RBLK_MAX_PATHS];
+	unsigned n = rblk_queue_paths(q->cfg.conn, ps, RBLK_MAX_PATHS);
+	int want = atomic_exchange(&q->want_path, -1);
+
+	if (want >= 0 && rblk_queue_prefer_path(q->cfg.conn, (unsigned)want))
+		rblk_warn("queue %u: cannot move to path %d", q->cfg.q_id, want + 1);
+	for (unsigned i = 0; i < n; i++) {
+		atomic_store(&q->path_state[i], ps[i].state);
+		atomic_store(&q->path_failures[i], ps[i].failures);
+		if (ps[i].active)
+			atomic_store(&q->active_path, (int)i);
+	}
+}
+
 /* Mirrors the library's view for the main thread (state file). */
 static void note_conn(struct ini_queue *q)
 {
@@ -315,6 +337,7 @@ static void note_conn(struct ini_queue *q)
 			 q->cfg.q_id, st.reason);
 	atomic_store(&q->conn_state, st.state);
 	atomic_store(&q->reconnects, st.reconnects);
+	note_paths(q);
 }
 
 static int conn_failed(const struct ini_queue *q)
@@ -574,6 +597,8 @@ int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
 	q->cfg = *cfg;
 	q->stop_efd = -1;
 	atomic_store(&q->conn_state, RBLK_QUEUE_LIVE);
+	atomic_store(&q->want_path, -1);
+	note_paths(q);
 
 	q->tags = calloc(cfg->depth, sizeof(*q->tags));
 	q->backlog = calloc(cfg->depth, sizeof(*q->backlog));
@@ -712,4 +737,14 @@ void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c)
 {
 	c->state = atomic_load(&q->conn_state);
 	c->reconnects = atomic_load(&q->reconnects);
+	c->active_path = atomic_load(&q->active_path);
+	for (unsigned i = 0; i < RBLK_MAX_PATHS; i++) {
+		c->path_state[i] = atomic_load(&q->path_state[i]);
+		c->path_failures[i] = atomic_load(&q->path_failures[i]);
+	}
+}
+
+void ini_queue_prefer_path(struct ini_queue *q, int idx)
+{
+	atomic_store(&q->want_path, idx);
 }

@@ -63,7 +63,13 @@ uint64_t ini_queue_failed(const struct ini_queue *q);
 struct ini_queue_conn {
 	enum rblk_queue_state state;
 	unsigned reconnects;
+	int active_path;
+	enum rblk_path_state path_state[RBLK_MAX_PATHS];
+	unsigned path_failures[RBLK_MAX_PATHS];
 };
 void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c);
+/* Asks the queue thread to move its connection to path idx (failback):
+ * done at its next completion or timer (rblk_queue_prefer_path). */
+void ini_queue_prefer_path(struct ini_queue *q, int idx);
 
 #endif /* RBLK_INITIATOR_UBLK_QUEUE_H */

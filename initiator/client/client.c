@@ -308,6 +308,7 @@ static int do_login(const struct rblk_client_opts *opts,
 		.max_discard = rsp.max_discard,
 		.max_write_zeroes = rsp.max_write_zeroes,
 	};
+	memcpy(info->uuid, rsp.vol_uuid, RBLK_UUID_LEN);
 	ret = 0;
 out_wipe:
 	rblk_auth_clear_secret(&secret);
@@ -344,6 +345,7 @@ void rblk_client_free_queue(struct rblk_queue *q)
 	free(q->ubufs);
 	for (unsigned i = 0; i < ARRAY_SIZE(q->strs); i++)
 		free(q->strs[i]);
+	rblk_paths_free(q);
 	free(q);
 }
 
@@ -366,6 +368,35 @@ static int geometry_kept(const struct rblk_queue *q, const struct rblk_volume_in
 	return -ESTALE;
 }
 
+/*
+ * Every path and every reconnect must reach the volume the queue started
+ * with: two volumes behind one device would mix their data.  The first
+ * LOGIN (or opts.expect_uuid) says which one it is.  A path that reaches
+ * another is marked and never used again: -EMEDIUMTYPE.
+ */
+static int same_volume(struct rblk_queue *q, const struct rblk_volume_info *i,
+		       char *errbuf, size_t errlen)
+{
+	const struct rblk_qpath *p = &q->paths[q->cur];
+	char got[RBLK_UUID_STR_LEN], want[RBLK_UUID_STR_LEN];
+
+	if (!q->have_uuid) {
+		memcpy(q->uuid, i->uuid, RBLK_UUID_LEN);
+		q->have_uuid = true;
+		return 0;
+	}
+	if (!memcmp(q->uuid, i->uuid, RBLK_UUID_LEN))
+		return 0;
+	rblk_uuid_str(i->uuid, got);
+	rblk_uuid_str(q->uuid, want);
+	rblk_client_set_err(errbuf, errlen,
+		"%s path to %s%s%s reaches another volume named '%s' (uuid %s, not %s): not used",
+		p->transport, p->host, p->port ? ":" : "", p->port ? p->port : "",
+		q->opts.volume, got, want);
+	rblk_path_set(q, q->cur, RBLK_PATH_OTHER_VOLUME, errbuf);
+	return -EMEDIUMTYPE;
+}
+
 int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 			size_t errlen)
 {
@@ -379,14 +410,22 @@ int rblk_client_connect(struct rblk_queue *q, int timeout_ms, char *errbuf,
 	struct rblk_client_geometry g;
 	struct rblk_client_conn *conn;
 	struct rblk_volume_info info;
+	const struct rblk_qpath *path = &q->paths[q->cur];
+	struct rblk_client_opts o = q->opts;
 	int ret;
 
+	o.transport = path->transport;
+	o.host = path->host;
+	o.port = path->port;
 	q->refused = 0;
-	ret = open_conn(&q->opts, want, timeout_ms, stall, &ops, &conn, errbuf, errlen);
+	ret = open_conn(&o, want, timeout_ms, stall, &ops, &conn, errbuf, errlen);
 	if (ret)
 		return ret;
-	ret = do_login(&q->opts, ops, conn, q->host, want, deadline, &info,
+	ret = do_login(&o, ops, conn, q->host, want, deadline, &info,
 		       &q->refused, errbuf, errlen);
+	if (ret)
+		goto out_close_conn;
+	ret = same_volume(q, &info, errbuf, errlen);
 	if (ret)
 		goto out_close_conn;
 	if (!q->depth) {
@@ -447,6 +486,10 @@ static int copy_opts(struct rblk_queue *q, const struct rblk_client_opts *o)
 		       "one copy per string option");
 
 	q->opts = *o;
+	/* The caller's arrays: rblk_paths_init keeps copies. */
+	q->opts.alt_paths = NULL;
+	q->opts.n_alt_paths = 0;
+	q->opts.expect_uuid = NULL;
 	for (unsigned i = 0; i < ARRAY_SIZE(src); i++) {
 		if (!src[i])
 			continue;
@@ -491,6 +534,8 @@ int rblk_client_queue_new(const struct rblk_client_opts *opts,
 			rblk_client_set_err(errbuf, errlen, "setting up the queue: %s",
 					    strerror(-ret));
 	}
+	if (!ret)
+		ret = rblk_paths_init(q, opts, errbuf, errlen);
 	if (ret) {
 		rblk_client_free_queue(q);
 		return ret;
@@ -739,6 +784,38 @@ unsigned rblk_queue_inflight(const struct rblk_queue *q)
 }
 
 /* ---- DISCOVER ---------------------------------------------------------- */
+
+int rblk_probe(const struct rblk_client_opts *opts, uint8_t uuid[RBLK_UUID_LEN],
+	       char *errbuf, size_t errlen)
+{
+	int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	int64_t deadline = rblk_now_ms() + timeout;
+	const struct rblk_client_transport_ops *ops;
+	struct rblk_client_conn *conn;
+	struct rblk_volume_info info;
+	char host[RBLK_NAME_MAX];
+	int refused, ret;
+
+	rblk_client_set_err(errbuf, errlen, "no error");
+	if (!opts->volume || strlen(opts->volume) >= RBLK_NAME_MAX ||
+	    rblk_name_valid(opts->volume)) {
+		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'",
+			opts->volume ? opts->volume : "");
+		return -EINVAL;
+	}
+	ret = pick_hostname(opts, host, errbuf, errlen);
+	if (ret)
+		return ret;
+	ret = open_conn(opts, 1, timeout, 0, &ops, &conn, errbuf, errlen);
+	if (ret)
+		return ret;
+	ret = do_login(opts, ops, conn, host, 1, deadline, &info, &refused,
+		       errbuf, errlen);
+	ops->close(conn);
+	if (!ret)
+		memcpy(uuid, info.uuid, RBLK_UUID_LEN);
+	return ret;
+}
 
 int rblk_discover(const struct rblk_client_opts *opts,
 		  struct rblk_discover_entry *entries, unsigned max,

@@ -54,6 +54,21 @@ struct rblk_queue {
 	struct user_buf *ubufs;		/* registered again on each connection */
 	unsigned n_ubufs;
 
+	/* ---- paths.c: where connections go ---------------------------- */
+	struct rblk_qpath {
+		char *transport, *host, *port;	/* owned; port NULL = default */
+		enum rblk_path_state state;
+		int64_t since;
+		unsigned failures;
+		char why[160];
+	} paths[RBLK_MAX_PATHS];
+	unsigned npaths;
+	unsigned cur;			/* the path connections go to */
+	unsigned tried;			/* attempts in this round of the paths */
+	int want_path;			/* rblk_queue_prefer_path, or -1 */
+	uint8_t uuid[RBLK_UUID_LEN];	/* the volume's, once known */
+	bool have_uuid;
+
 	/* ---- reconnect.c --------------------------------------------- */
 	enum rblk_queue_state state;
 	/* resolved options, ms: < 0 off / forever, 0 at once */
@@ -115,6 +130,22 @@ int rblk_client_hand_back(struct rblk_queue *q, struct rblk_io **done, unsigned 
 void rblk_client_finish(struct rblk_queue *q, uint32_t tag, int status);
 /* Completes every tag in state `which` (TAG_SENT or TAG_HELD) with status. */
 void rblk_client_fail_tags(struct rblk_queue *q, enum tag_state which, int status);
+
+/* ---- paths.c ----------------------------------------------------------- */
+
+/* Copies opts' paths (the first from host/port/transport) into q.  0 or
+ * -errno with a reason. */
+int rblk_paths_init(struct rblk_queue *q, const struct rblk_client_opts *opts,
+		    char *errbuf, size_t errlen);
+void rblk_paths_free(struct rblk_queue *q);
+/* The path's state changed (its why: the reason, for FAILED). */
+void rblk_path_set(struct rblk_queue *q, unsigned idx, enum rblk_path_state s,
+		   const char *why);
+/* Moves q->cur on to the next path that may reach the volume (skipping
+ * OTHER_VOLUME ones); false when there is none but the current one. */
+bool rblk_paths_next(struct rblk_queue *q);
+/* Whether every path reaches another volume. */
+bool rblk_paths_all_wrong(const struct rblk_queue *q);
 
 /* ---- reconnect.c ------------------------------------------------------- */
 

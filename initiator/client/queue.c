@@ -33,8 +33,18 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 		goto out_free;
 	}
 	/* The first connection is not retried: a wrong address or volume
-	 * is the caller's to hear about at once. */
-	ret = rblk_client_connect(q, rblk_client_open_timeout_ms(q), errbuf, errlen);
+	 * is the caller's to hear about at once.  With several paths, the
+	 * first that works is used. */
+	for (unsigned i = 0; i < q->npaths; i++) {
+		q->cur = i;
+		rblk_path_set(q, i, RBLK_PATH_CONNECTING, NULL);
+		ret = rblk_client_connect(q, rblk_client_open_timeout_ms(q), errbuf, errlen);
+		if (!ret)
+			break;
+		rblk_path_set(q, i, RBLK_PATH_FAILED, errbuf);
+		if (ret == -ECANCELED)
+			break;
+	}
 	if (ret)
 		goto out_free;
 	rblk_rc_live(q);

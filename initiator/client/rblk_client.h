@@ -37,6 +37,33 @@ static inline int rblk_tmo_from_sec(long sec)
 	return sec > 2000000 ? 2000000000 : (int)sec * 1000;
 }
 
+/*
+ * Another way to the same volume (multipath): another target that serves
+ * it (an RBD image with rbd_ha on both), or the same target over another
+ * transport.  Strings are copied by rblk_queue_open.
+ */
+struct rblk_client_path {
+	const char *transport;		/* NULL: opts.transport */
+	const char *host;
+	const char *port;		/* NULL: the transport's default */
+};
+
+#define RBLK_MAX_PATHS	8		/* the first path and 7 more */
+
+/*
+ * A path as users write it: [tcp:|rdma:]HOST[:PORT] (HOST as for
+ * --target: name, IPv4, [IPv6]).  transport is "" without a prefix (the
+ * caller's default applies), port "" without one.  0, or -EINVAL with a
+ * reason in errbuf.
+ */
+struct rblk_path_spec {
+	char transport[8];
+	char host[256];
+	char port[12];
+};
+int rblk_path_parse(const char *spec, struct rblk_path_spec *out, char *errbuf,
+		    size_t errlen);
+
 struct rblk_client_opts {
 	const char *host;		/* target address or name */
 	const char *port;		/* NULL: default port of the transport */
@@ -68,6 +95,19 @@ struct rblk_client_opts {
 	 */
 	int       (*stop)(void *arg);
 	void       *stop_arg;
+	/*
+	 * Multipath (docs/multipath.md): host/port/transport is the first
+	 * (preferred) path, these are the others, in the order they are
+	 * tried.  Active/standby: the queue uses one path at a time; when
+	 * it is lost, held and new commands go to the next path at once,
+	 * and round the list again every reconnect_delay.  It stays on a
+	 * path that works (rblk_queue_prefer_path moves it back).
+	 */
+	const struct rblk_client_path *alt_paths;
+	unsigned    n_alt_paths;
+	/* NULL: the first LOGIN's volume UUID is the volume's; else every
+	 * path must report this one (a device's other queues). */
+	const uint8_t *expect_uuid;	/* RBLK_UUID_LEN bytes */
 };
 
 #define RBLK_STOP_POLL_MS	100	/* how often opts.stop is asked */
@@ -105,6 +145,25 @@ struct rblk_volume_info {
 	 * refused here with -EINVAL: split them. */
 	uint32_t max_discard;
 	uint32_t max_write_zeroes;
+	uint8_t  uuid[RBLK_UUID_LEN];	/* the volume's identity */
+};
+
+/* A path's connection, as the queue last saw it. */
+enum rblk_path_state {
+	RBLK_PATH_UNTRIED,		/* standby, not connected to yet */
+	RBLK_PATH_LIVE,			/* the queue's connection is on it */
+	RBLK_PATH_CONNECTING,		/* being connected to */
+	RBLK_PATH_FAILED,		/* the last connection or attempt failed */
+	RBLK_PATH_OTHER_VOLUME,		/* reaches another volume: never used */
+};
+
+struct rblk_path_status {
+	const char *transport, *host, *port;
+	enum rblk_path_state state;
+	int      active;		/* the path the queue uses (optimized) */
+	int64_t  state_ms;		/* time in this state */
+	unsigned failures;		/* connections lost or refused on it */
+	const char *reason;		/* why it last failed ("" if never) */
 };
 
 /*
@@ -221,6 +280,26 @@ int rblk_queue_conn_fd(struct rblk_queue *q);
  * what arrived while spinning may raise no wakeup.  Kept across reconnects.
  */
 void rblk_queue_set_spin(struct rblk_queue *q, int spin);
+
+/* The queue's paths (first one first), up to max; returns the count. */
+unsigned rblk_queue_paths(const struct rblk_queue *q, struct rblk_path_status *out,
+			  unsigned max);
+const char *rblk_path_state_str(enum rblk_path_state s);
+/*
+ * Moves the queue to path idx (failback): once nothing is left at the
+ * current target, the next connection goes to idx (the queue turns
+ * CONNECTING and back, as after SHUTTING_DOWN: no command fails).  Nothing
+ * happens when idx is the current path.  0 or -EINVAL.
+ */
+int rblk_queue_prefer_path(struct rblk_queue *q, unsigned idx);
+/*
+ * Connects to one path, logs in (auth included) and closes: whether the
+ * path could serve the volume now.  0 with *uuid the volume's identity,
+ * or -errno with a reason (as rblk_queue_open).  For path monitors: it
+ * takes nothing at the target (no lock; a LOGIN is logged there).
+ */
+int rblk_probe(const struct rblk_client_opts *opts, uint8_t uuid[RBLK_UUID_LEN],
+	       char *errbuf, size_t errlen);
 
 /* State, time in it, reconnect count: what rblkctl list shows. */
 void rblk_queue_status(const struct rblk_queue *q, struct rblk_queue_status *st);

@@ -8,6 +8,11 @@
  *	LIVE --(a malformed response)--> FAILED
  *	any --(the caller stops: opts.stop)--> FAILED
  *
+ * With several paths (paths.c) a lost connection moves the queue to the
+ * next path at once, and failed attempts go round the paths, at once
+ * within a round and every reconnect_delay between rounds: a failover
+ * costs the time to notice the loss and one connect.
+ *
  * and the queue's one clock: a timerfd, in the epoll fd rblk_queue_fd()
  * returns, armed for the next thing due -- a keep-alive to send or to give
  * up on, the earliest command deadline, a reconnect attempt, the
@@ -165,6 +170,8 @@ void rblk_rc_live(struct rblk_queue *q)
 		      &(struct epoll_event) { .events = EPOLLIN }))
 		rblk_err("queue %u: epoll_ctl: %s", q->opts.queue_id, strerror(errno));
 	set_state(q, RBLK_QUEUE_LIVE);
+	rblk_path_set(q, q->cur, RBLK_PATH_LIVE, NULL);
+	q->tried = 0;
 	q->last_rx = now;
 	q->ka_out = 0;
 	q->draining = 0;
@@ -247,6 +254,43 @@ static void fail_io(struct rblk_queue *q)
 	rblk_client_fail_tags(q, TAG_HELD, RBLK_S_IO_ERROR);
 }
 
+/* Describes path idx for log lines. */
+static const char *path_name(const struct rblk_queue *q, unsigned idx, char *buf,
+			     size_t len)
+{
+	const struct rblk_qpath *p = &q->paths[idx];
+
+	snprintf(buf, len, "path %u (%s %s%s%s)", idx + 1, p->transport, p->host,
+		 p->port ? ":" : "", p->port ? p->port : "");
+	return buf;
+}
+
+/*
+ * The connection on the current path is gone: the next connection goes
+ * to the path asked for (rblk_queue_prefer_path: a planned move), or,
+ * when the loss was not planned, to the next path.
+ */
+static void switch_path(struct rblk_queue *q, bool planned, const char *why)
+{
+	unsigned from = q->cur;
+	const char *what = q->want_path >= 0 && planned ? "moving" : "failover";
+	char a[160], b[160];
+
+	if (q->want_path >= 0 && planned) {
+		q->cur = (unsigned)q->want_path;
+		q->want_path = -1;
+		rblk_path_set(q, from, RBLK_PATH_UNTRIED, NULL);
+	} else {
+		rblk_path_set(q, from, RBLK_PATH_FAILED, why);
+		if (q->npaths < 2 || !rblk_paths_next(q))
+			return;
+	}
+	q->tried = 0;
+	rblk_warn("queue %u: %s from %s to %s", q->opts.queue_id,
+		  what, path_name(q, from, a, sizeof(a)),
+		  path_name(q, q->cur, b, sizeof(b)));
+}
+
 void rblk_rc_lost(struct rblk_queue *q, int err, const char *why)
 {
 	int64_t now = rblk_now_ms();
@@ -262,6 +306,7 @@ void rblk_rc_lost(struct rblk_queue *q, int err, const char *why)
 		return;
 	}
 	rblk_rc_close_conn(q);
+	switch_path(q, planned, why);
 	/* Everything that was at the target goes again. */
 	for (unsigned t = 0; t < q->depth; t++) {
 		if (q->tstate[t] == TAG_SENT) {
@@ -289,6 +334,13 @@ void rblk_rc_lost(struct rblk_queue *q, int err, const char *why)
  * nothing is left at the target. */
 static void take_stop_notice(struct rblk_queue *q)
 {
+	if (q->want_path >= 0 && q->state == RBLK_QUEUE_LIVE && !q->draining) {
+		/* A move to another path (failback): drain, as for a
+		 * stopping target, then connect there. */
+		q->draining = 1;
+		rblk_info("queue %u: moving to path %d: holding new commands, %u still at the target",
+			  q->opts.queue_id, q->want_path + 1, q->nsent);
+	}
 	if (!q->stop_seen)
 		return;
 	q->stop_seen = 0;
@@ -397,6 +449,13 @@ static bool final_refusal(struct rblk_queue *q, int ret, const char *err)
 		rblk_rc_fail(q, ret, "stopped by the caller while reconnecting");
 		return true;
 	}
+	if (ret == -EMEDIUMTYPE && rblk_paths_all_wrong(q)) {
+		rblk_rc_fail(q, ret, err);
+		return true;
+	}
+	/* With other paths, one target's verdict is that path's only. */
+	if (q->npaths > 1)
+		return false;
 	switch (q->refused) {
 	case RBLK_S_NO_SUCH_VOLUME:
 	case RBLK_S_ACCESS_DENIED:
@@ -430,8 +489,11 @@ static void attempt(struct rblk_queue *q, int64_t now)
 	if (limit != NEVER && limit - now < budget)
 		budget = limit - now < MIN_ATTEMPT_MS ? MIN_ATTEMPT_MS : (int)(limit - now);
 	attempt_no = ++q->attempt;
+	rblk_path_set(q, q->cur, RBLK_PATH_CONNECTING, NULL);
 	ret = rblk_client_connect(q, budget, err, sizeof(err));
 	now = rblk_now_ms();
+	if (ret)
+		rblk_path_set(q, q->cur, RBLK_PATH_FAILED, err);
 	if (ret && final_refusal(q, ret, err))
 		return;
 	if (!ret) {
@@ -454,6 +516,11 @@ static void attempt(struct rblk_queue *q, int64_t now)
 	if (ret == -ECONNREFUSED && !q->fast_until && now < lost_at + FAST_WINDOW_MS)
 		q->fast_until = lost_at + FAST_WINDOW_MS;
 	q->next_attempt = now + (now < q->fast_until ? FAST_RETRY_MS : q->delay_ms);
+	/* Other paths: the next one at once, until a round is done. */
+	if (q->npaths > 1 && rblk_paths_next(q) && ++q->tried < q->npaths)
+		q->next_attempt = now;
+	else
+		q->tried = 0;
 	snprintf(q->why, sizeof(q->why), "%.150s", err);
 	log_next(q, "reconnect failed", now);
 }
@@ -565,7 +632,8 @@ void rblk_rc_polled(struct rblk_queue *q, int ret)
 		rblk_rc_lost(q, ret, why);
 	} else if (q->draining && !q->nsent) {
 		/* Everything the stopping target had is answered. */
-		rblk_rc_lost(q, -ESHUTDOWN, "target is shutting down");
+		rblk_rc_lost(q, -ESHUTDOWN, q->want_path >= 0 ?
+			     "moving to another path" : "target is shutting down");
 	}
 }
 

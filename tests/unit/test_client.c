@@ -728,6 +728,34 @@ static void test_auth_mutual(void **state)
 	assert_non_null(strstr(err, "without authenticating itself"));
 }
 
+/* --target / target= as users write a path. */
+static void test_path_parse(void **state)
+{
+	struct rblk_path_spec p;
+	char err[160];
+
+	assert_int_equal(rblk_path_parse("10.0.0.1", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.transport, "");
+	assert_string_equal(p.host, "10.0.0.1");
+	assert_string_equal(p.port, "");
+	assert_int_equal(rblk_path_parse("rdma:node-a:4421", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.transport, "rdma");
+	assert_string_equal(p.host, "node-a");
+	assert_string_equal(p.port, "4421");
+	assert_int_equal(rblk_path_parse("tcp:[fe80::1]:4420", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.transport, "tcp");
+	assert_string_equal(p.host, "fe80::1");
+	assert_string_equal(p.port, "4420");
+	/* a bare IPv6 address is a host, not a transport */
+	assert_int_equal(rblk_path_parse("fe80::2", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.transport, "");
+	assert_string_equal(p.host, "fe80::2");
+	assert_int_equal(rblk_path_parse("rdma:", &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "[tcp:|rdma:]HOST[:PORT]"));
+	assert_int_equal(rblk_path_parse("tcp:h:99999", &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rblk_path_parse("", &p, err, sizeof(err)), -EINVAL);
+}
+
 static void test_discover(void **state)
 {
 	struct fake *f = fake_start(MB_NONE, 0, DEPTH);
@@ -767,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_reap_timeout),
 		cmocka_unit_test(test_login_timeout),
 		cmocka_unit_test(test_discover),
+		cmocka_unit_test(test_path_parse),
 		cmocka_unit_test(test_auth_mutual),
 	};
 

@@ -41,6 +41,10 @@ struct rblk_fio_options {
 	int reconnect_delay;
 	int ctrl_loss_tmo;
 	int fast_io_fail_tmo;
+	/* Not options: target= parsed into its paths (check_opts). */
+	struct rblk_path_spec specs[RBLK_MAX_PATHS];
+	struct rblk_client_path paths[RBLK_MAX_PATHS];
+	unsigned npaths;
 };
 
 struct rblk_fio_data {
@@ -66,7 +70,7 @@ static struct fio_option options[] = {
 		.lname = "rblk target address",
 		.type = FIO_OPT_STR_STORE,
 		.off1 = offsetof(struct rblk_fio_options, target),
-		.help = "Target address or name (as rblkctl attach --target)",
+		.help = "Target address or name (as rblkctl attach --target); several, comma-separated, for multipath: [tcp:|rdma:]HOST[:PORT],...",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -242,11 +246,13 @@ static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co
 	struct rblk_fio_options *o = td->eo;
 
 	*co = (struct rblk_client_opts) {
-		.host = o->target,
-		.port = o->port,
+		.host = o->paths[0].host,
+		.port = o->paths[0].port,
+		.transport = o->paths[0].transport,
+		.alt_paths = o->paths + 1,
+		.n_alt_paths = o->npaths - 1,
 		.volume = o->volume,
 		.hostname = o->hostname,
-		.transport = o->transport,
 		.secret_file = o->secret_file,
 		.queue_id = (td->thread_number - 1) & 0xffff,
 		.queue_depth = depth,
@@ -259,6 +265,38 @@ static void fill_client_opts(struct thread_data *td, struct rblk_client_opts *co
 		.stop = job_stopping,
 		.stop_arg = td,
 	};
+}
+
+/* target=PATH[,PATH...] (multipath), each [tcp:|rdma:]HOST[:PORT]; a
+ * path without a transport or port takes transport= and port=. */
+static int parse_paths(struct rblk_fio_options *o)
+{
+	char list[1024], *save = NULL, *tok, err[256];
+
+	snprintf(list, sizeof(list), "%s", o->target);
+	o->npaths = 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct rblk_path_spec *sp = &o->specs[o->npaths];
+
+		if (o->npaths == RBLK_MAX_PATHS) {
+			log_err("rblk: at most %d paths in target=\n", RBLK_MAX_PATHS);
+			return 1;
+		}
+		if (rblk_path_parse(tok, sp, err, sizeof(err))) {
+			log_err("rblk: %s\n", err);
+			return 1;
+		}
+		o->paths[o->npaths++] = (struct rblk_client_path) {
+			.transport = sp->transport[0] ? sp->transport : o->transport,
+			.host = sp->host,
+			.port = sp->port[0] ? sp->port : o->port,
+		};
+	}
+	if (!o->npaths) {
+		log_err("rblk: target= names no path\n");
+		return 1;
+	}
+	return 0;
 }
 
 static int check_opts(struct thread_data *td)
@@ -283,7 +321,7 @@ static int check_opts(struct thread_data *td)
 		log_err("rblk: the volume option is required (--volume=NAME)\n");
 		return 1;
 	}
-	return 0;
+	return parse_paths(o);
 }
 
 /*
@@ -305,7 +343,11 @@ static int open_info(struct rblk_client_opts *co, struct rblk_volume_info *info,
 	int fds[2], status;
 	pid_t pid;
 
-	if (!co->transport || strcmp(co->transport, "rdma")) {
+	bool rdma = co->transport && !strcmp(co->transport, "rdma");
+
+	for (unsigned i = 0; i < co->n_alt_paths; i++)
+		rdma |= co->alt_paths[i].transport && !strcmp(co->alt_paths[i].transport, "rdma");
+	if (!rdma) {
 		int ret = rblk_queue_open(co, &q, info, err, errlen);
 
 		if (!ret)

@@ -106,6 +106,8 @@ static void attach_usage(FILE *f)
  * as rblk-initiator will), and attach's own. */
 struct attach_args {
 	const char *given[INI_SHARED_OPTS];
+	const char *targets[RBLK_MAX_PATHS];	/* every --target: the paths */
+	unsigned ntargets;
 	const char *recovery;
 	int timeout_s;
 	int foreground;
@@ -133,6 +135,10 @@ static int attach_parse(int argc, char **argv, struct attach_args *aa)
 		ret = ini_opt_apply(c, optarg, &check, "rblkctl attach");
 		if (ret < 0)
 			return 2;
+		if (ret == 0 && c == 't') {
+			aa->targets[aa->ntargets++] = optarg;
+			continue;
+		}
 		if (ret == 0) {
 			aa->given[ini_opt_index(c)] = optarg;
 			continue;
@@ -206,6 +212,8 @@ int rblkctl_attach(int argc, char **argv)
 	ret |= ctl_argv_add(&a, "rblk-initiator");
 	ret |= ctl_argv_add(&a, "--recovery");
 	ret |= ctl_argv_add(&a, "%s", aa.recovery);
+	for (unsigned i = 0; i < aa.ntargets; i++)
+		ret |= ctl_argv_add_opt(&a, "--target", aa.targets[i]);
 	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
 		if (aa.given[i])
 			ret |= ctl_argv_add(&a, "--%s", ini_shared_opts[i].name) ||
@@ -385,8 +393,12 @@ static void list_usage(FILE *f)
 "Attached devices: device, target, volume, transport, state (starting, live,\n"
 "connecting, failed, stopping, recovering; quiesced when the server is gone\n"
 "and the device waits for a new one; dead when the server is gone for\n"
-"good), size, time in that state and reconnects so far.  JSON adds the\n"
-"recovery mode, supervisor pid and recoveries so far.\n"
+"good), size, time in that state and reconnects so far; a device with\n"
+"several paths (multipath) has a line per path: its target, state (live,\n"
+"connecting, failed, untried, other-volume), role (optimized: in use, or\n"
+"standby), what the last probe of a standby path found (reachable or\n"
+"unreachable) and its failures.  JSON adds the recovery mode, supervisor\n"
+"pid, recoveries and path moves (failovers) so far, and the paths.\n"
 "  --json      {\"ok\": true, \"devices\": [...]} instead of the table\n"
 "  -h, --help\n");
 }
@@ -416,6 +428,25 @@ static void human_size(uint64_t b, char *buf, size_t len)
 		i++;
 	}
 	snprintf(buf, len, i ? "%.1f%c" : "%.0f%c", v, u[i]);
+}
+
+/* A device's paths: [{target, state, role, probe, failures}]; one entry,
+ * the target, for a device of one path. */
+static struct json_object *paths_json(const struct ini_state *s)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (unsigned i = 0; a && i < s->npaths; i++) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "target", json_object_new_string(s->paths[i].spec));
+		json_object_object_add(e, "state", json_object_new_string(s->paths[i].state));
+		json_object_object_add(e, "role", json_object_new_string(s->paths[i].role));
+		json_object_object_add(e, "probe", json_object_new_string(s->paths[i].probe));
+		json_object_object_add(e, "failures", json_object_new_int((int)s->paths[i].failures));
+		json_object_array_add(a, e);
+	}
+	return a;
 }
 
 int rblkctl_list(int argc, char **argv)
@@ -477,6 +508,8 @@ int rblkctl_list(int argc, char **argv)
 			json_object_object_add(o, "supervisor", json_object_new_int(
 				ini_state_supervised(s) ? s->supervisor : 0));
 			json_object_object_add(o, "recoveries", json_object_new_int(s->recoveries));
+			json_object_object_add(o, "paths", paths_json(s));
+			json_object_object_add(o, "failovers", json_object_new_int((int)s->failovers));
 			json_object_array_add(arr, o);
 		}
 		/* One shape for every --json: an object with "ok". */
@@ -501,6 +534,12 @@ int rblkctl_list(int argc, char **argv)
 			printf("%-14s %-24s %-20s %-9s %-12s %8s %8s %6u\n", dev, tgt, s->volume,
 			       s->transport, show_state(s, ctrl), size,
 			       since, s->reconnects);
+			/* Multipath: a line per path under its device. */
+			for (unsigned j = 0; s->npaths > 1 && j < s->npaths; j++)
+				printf("  path %u %-29s %-11s %-9s %s%s%u failure(s)\n", j + 1,
+				       s->paths[j].spec, s->paths[j].state, s->paths[j].role,
+				       s->paths[j].probe, s->paths[j].probe[0] ? ", " : "",
+				       s->paths[j].failures);
 		}
 	}
 	ini_ctrl_close(ctrl);

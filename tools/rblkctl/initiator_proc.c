@@ -126,12 +126,22 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a)
 
 	ctl_argv_init(a);
 	ret |= ctl_argv_add(a, "rblk-initiator");
-	ret |= ctl_argv_add(a, "--target");
-	if (s->port[0])
-		ret |= ctl_argv_add(a, strchr(s->target, ':') ? "[%s]:%s" : "%s:%s",
-				    s->target, s->port);
-	else
-		ret |= ctl_argv_add(a, strchr(s->target, ':') ? "[%s]" : "%s", s->target);
+	/* Every path as it was given; a state file of before paths has
+	 * only target and port. */
+	for (unsigned i = 0; i < s->npaths; i++)
+		ret |= ctl_argv_add_opt(a, "--target", s->paths[i].spec);
+	if (!s->npaths) {
+		ret |= ctl_argv_add(a, "--target");
+		if (s->port[0])
+			ret |= ctl_argv_add(a, strchr(s->target, ':') ? "[%s]:%s" : "%s:%s",
+					    s->target, s->port);
+		else
+			ret |= ctl_argv_add(a, strchr(s->target, ':') ? "[%s]" : "%s", s->target);
+	}
+	if (s->failback_s > 0) {
+		ret |= ctl_argv_add(a, "--failback-delay");
+		ret |= ctl_argv_add(a, "%d", s->failback_s);
+	}
 	ret |= ctl_argv_add(a, "--volume");
 	ret |= ctl_argv_add(a, "%s", s->volume);
 	ret |= ctl_argv_add(a, "--transport");

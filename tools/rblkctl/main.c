@@ -25,6 +25,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  .help = "detach DEVICE or --all" },
 	{ .name = "list",   .fn = rblkctl_list,
 	  .help = "list attached devices" },
+	{ .name = "failback", .fn = rblkctl_failback,
+	  .help = "move a multipath device back to its first path" },
 	{ .name = "recover", .fn = rblkctl_recover,
 	  .help = "start a new server for a device whose server died" },
 	{ .name = "volume", .fn = rblkctl_volume,
