@@ -1,0 +1,235 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Multipath and fencing (docs/multipath.md) on a real one-node Ceph
+# cluster (tests/ceph/ceph-up): two targets, A and B, on loopback, both
+# exporting one RBD image as volume vol0 with rbd_ha = yes; the fio
+# engine with target=A,B (two paths).  Cases:
+#  - failover-kill9: A SIGKILLed under fio verify: the job goes on
+#    through B with no error, every block verifies, B holds the image's
+#    lock and counts a takeover;
+#  - fence-stale-writer: A frozen (SIGSTOP) while it holds the lock, the
+#    client fails over to B, B fences A (blocklist); A thawed, a write
+#    sent through A is refused (the client gets an error, A counts it
+#    and says it was fenced), the block keeps B's data, and the job's
+#    data verifies; A then reopens the image and serves as a standby;
+#  - uuid: both targets report the same volume UUID at LOGIN (rblkctl
+#    volume show); a path to a target that exports another image under
+#    the same name is never used: the job fails at ctrl_loss_tmo instead,
+#    and that target saw no I/O;
+#  - rdma-tcp-order: a path list with a transport per path is parsed and
+#    used in order (tcp: prefix), the first path down at the start.
+. "$(dirname "$0")/lib.sh"
+. "$RBLK_ROOT/tests/ceph/lib.sh"
+require_target
+require_fio_engine
+require_rblkctl
+require_python3
+grep -qa 'rbd image %s/%s' "$TARGET_BIN" ||
+	skip "rblk-target built without the rbd backend (librbd-dev missing)"
+ceph_up -b -s 2048
+RUN_CASE_TAIL=40
+
+# target_conf NAME PORT IMAGE: $T/NAME.conf, volume vol0 on IMAGE, rbd_ha.
+target_conf() {
+	cat >"$T/$1.conf" <<CONF
+[target]
+listen_tcp = 127.0.0.1:$2
+reactors = 2
+admin_socket = $T/$1.conf.sock
+volume_dir = $T/vols
+
+[volume vol0]
+backend = rbd
+rbd_pool = $CEPH_POOL
+rbd_image = $3
+ceph_conf = $CEPH_CONF
+ceph_client_id = rblk
+ceph_keyring = $CEPH_RBLK_KEYRING
+rbd_ha = yes
+allow_any_host = yes
+CONF
+}
+
+# start_ab IMAGE [IMAGE_B]: targets A and B (A_PID, B_PID on PA, PB).
+start_ab() {
+	local img=$1 imgb=${2:-$1}
+	PA=$(free_port) && PB=$(free_port) || fail "no free port"
+	[ "$PA" != "$PB" ] || PB=$((PA + 1))
+	target_conf a "$PA" "$img"
+	target_conf b "$PB" "$imgb"
+	PORT=$PA start_target "$T/a.conf"; A_PID=$TARGET_PID
+	PORT=$PB start_target "$T/b.conf"; B_PID=$TARGET_PID
+}
+
+ha() {	# NAME KEY: the volume's rbd.ha KEY (volume show --json)
+	ctl "$T/$1.conf" volume show vol0 --json | jget "d['volume']['rbd']['ha']['$2']"
+}
+
+# The job: ~6 s of rate-limited writes, then every block read back.
+FIO_ARGS=(--volume=vol0 --rw=randwrite --bs=16k --iodepth=16 --size=48M --rate=8m
+	  --verify=crc32c --verify_fatal=1 --randseed=31 --keep_alive_tmo=2
+	  --reconnect_delay=1 --ctrl_loss_tmo=60 --verify_state_save=0
+	  --output-format=terse)
+
+start_fio() {	# NAME PATHS [fio options]
+	local name=$1 paths=$2
+	shift 2
+	timeout 300 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target="$paths" \
+		--name="$name" "$@" >"$T/$name.out" 2>&1 &
+	FIO_PID=$!
+	_cleanup_pids+=("$FIO_PID")
+	sleep 1.5
+	kill -0 "$FIO_PID" 2>/dev/null || { cat "$T/$name.out"; echo "fio ended early"; return 1; }
+}
+
+finish_fio() {	# NAME MIN_KB [MIN_READ_KB]: exit 0, no error, the I/O done
+	local rc why
+	wait "$FIO_PID"
+	rc=$?
+	why=$(fio_ok "$T/$1.out" "${3:-$2}" "$2") && [ "$rc" -eq 0 ] && return 0
+	grep -v '^3;' "$T/$1.out" | tail -n 20
+	echo "fio exit $rc: $why"
+	return 1
+}
+
+stop_ab() {
+	kill -CONT "$A_PID" "$B_PID" 2>/dev/null
+	TARGET_PID=$A_PID stop_target TERM
+	TARGET_PID=$B_PID stop_target TERM
+}
+
+case_failover_kill9() {
+	local t0 t1
+	rbd_admin create --size 64M "$CEPH_POOL/fo" || return 1
+	start_ab fo
+	start_fio fo "127.0.0.1:$PA,127.0.0.1:$PB" "${FIO_ARGS[@]}" || return 1
+	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock: $(ha a lock)"; return 1; }
+	[ "$(ha b lock)" = standby ] || { echo "B is not standby: $(ha b lock)"; return 1; }
+	t0=$(date +%s.%N)
+	kill -KILL "$A_PID"
+	wait "$A_PID" 2>/dev/null
+	# Writes flow again once B holds the lock.
+	for _ in $(seq 100); do
+		[ "$(ha b lock 2>/dev/null)" = owned ] && break
+		sleep 0.1
+	done
+	t1=$(date +%s.%N)
+	[ "$(ha b lock)" = owned ] || { echo "B did not take the lock: $(ha b lock)"; return 1; }
+	finish_fio fo 49152 || return 1
+	grep -q 'failover from path 1' "$T/fo.out" ||
+		{ echo "no failover line from the engine"; return 1; }
+	[ "$(ha b takeovers)" -ge 1 ] || { echo "B counted no takeover"; return 1; }
+	echo "note: B held the lock $(echo "$t1 - $t0" | bc) s after A's kill -9 (keep_alive_tmo 2 s)"
+	TARGET_PID=$B_PID stop_target TERM
+}
+
+# fio through one target ($1 port) on the first 64 KiB: write (pattern
+# $3) or read and check it; more fio options after.
+fio_pat() {	# PORT NAME write|read PATTERN [fio options]
+	local port=$1 name=$2 rw=$3 pat=$4
+	shift 4
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target="127.0.0.1:$port" --volume=vol0 \
+		--name="$name" --rw="$rw" --bs=4k --size=64k --offset=0 \
+		--verify=pattern --verify_pattern="$pat" --verify_state_save=0 \
+		--output-format=terse "$@" >"$T/$name.out" 2>&1 ||
+		{ grep -v '^3;' "$T/$name.out" | tail -n 5; return 1; }
+}
+
+case_fence_stale_writer() {
+	local got n
+	rbd_admin create --size 64M "$CEPH_POOL/fe" || return 1
+	start_ab fe
+	# Writes over and over to the first 64 KiB, 16 at a time.
+	start_fio fe "127.0.0.1:$PA,127.0.0.1:$PB" --volume=vol0 --rw=write \
+		--bs=4k --size=64k --iodepth=16 --time_based --runtime=8 \
+		--keep_alive_tmo=2 --reconnect_delay=1 --output-format=terse || return 1
+	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock"; return 1; }
+	# A stops answering with commands in its socket and at librbd, but
+	# keeps its lock and its cluster session: the split brain fencing is
+	# for.  The client fails over to B, which fences A.
+	kill -STOP "$A_PID"
+	for _ in $(seq 150); do
+		[ "$(ha b lock 2>/dev/null)" = owned ] && break
+		sleep 0.1
+	done
+	[ "$(ha b lock)" = owned ] || { kill -CONT "$A_PID"; echo "B did not take the lock"; return 1; }
+	finish_fio fe 64 0 || { kill -CONT "$A_PID"; return 1; }
+	# B writes a pattern over those blocks; then A runs again and tries
+	# the writes it was holding.
+	fio_pat "$PB" b-pat write 0x0b0b0b0b --do_verify=0 || { kill -CONT "$A_PID"; return 1; }
+	kill -CONT "$A_PID"
+	for _ in $(seq 100); do
+		grep -q "fenced: another target took over" "$T/target.log" && break
+		sleep 0.1
+	done
+	grep -q "fenced: another target took over" "$T/target.log" ||
+		{ grep -E "vol0|lock|fenc" "$T/target.log" | tail -n 20; echo "A did not say it was fenced"; return 1; }
+	n=$(ha a refused)
+	[ "$n" -ge 1 ] || { echo "A refused nothing"; return 1; }
+	[ "$(ha a fenced)" -ge 1 ] || { echo "A counted no fence"; return 1; }
+	# None of A's late writes landed: the blocks hold B's pattern.
+	fio_pat "$PB" b-check read 0x0b0b0b0b ||
+		{ echo "a late write from A landed after B's"; return 1; }
+	# A reopens with a new cluster handle and is a standby again.
+	for _ in $(seq 100); do
+		[ "$(ha a lock 2>/dev/null)" = standby ] && break
+		sleep 0.2
+	done
+	got=$(ha a lock)
+	[ "$got" = standby ] || { echo "A did not come back as standby: $got"; return 1; }
+	[ "$(ha b lock)" = owned ] || { echo "B lost the lock"; return 1; }
+	echo "note: A thawed: its $n late request(s) refused by the cluster or as stale; the blocks kept B's data; A reopened as standby"
+	stop_ab
+}
+
+case_uuid() {
+	local ua ub uo t0
+	rbd_admin create --size 64M "$CEPH_POOL/id1" || return 1
+	rbd_admin create --size 64M "$CEPH_POOL/id2" || return 1
+	start_ab id1
+	ua=$(ctl "$T/a.conf" volume show vol0 --json | jget "d['volume']['uuid']")
+	ub=$(ctl "$T/b.conf" volume show vol0 --json | jget "d['volume']['uuid']")
+	[ -n "$ua" ] && [ "$ua" = "$ub" ] || { echo "A says $ua, B says $ub"; return 1; }
+	stop_ab
+	# B now exports another image under the same volume name.
+	start_ab id1 id2
+	uo=$(ctl "$T/b.conf" volume show vol0 --json | jget "d['volume']['uuid']")
+	[ "$uo" != "$ua" ] || { echo "two images, one uuid $uo"; return 1; }
+	start_fio id "127.0.0.1:$PA,127.0.0.1:$PB" --volume=vol0 --rw=randwrite \
+		--bs=4k --iodepth=4 --size=8M --rate=1m --keep_alive_tmo=1 \
+		--reconnect_delay=1 --ctrl_loss_tmo=4 --output-format=terse || return 1
+	t0=$(date +%s)
+	kill -KILL "$A_PID"
+	wait "$A_PID" 2>/dev/null
+	wait "$FIO_PID" && { echo "fio went on without its volume"; return 1; }
+	grep -q 'reaches another volume' "$T/id.out" ||
+		{ grep -i 'path\|volume' "$T/id.out" | tail -5; echo "no 'another volume' refusal"; return 1; }
+	[ "$(ctl "$T/b.conf" stats vol0 --json | jget "d['volumes'][0]['backend_io']['ops']")" = 0 ] ||
+		{ echo "the other volume saw I/O"; return 1; }
+	echo "note: the job failed $(( $(date +%s) - t0 )) s after A's kill (ctrl_loss_tmo 4 s); the other volume saw no I/O"
+	TARGET_PID=$B_PID stop_target TERM
+}
+
+case_path_order() {
+	rbd_admin create --size 64M "$CEPH_POOL/po" || return 1
+	start_ab po
+	local dead
+	dead=$(free_port) || return 1
+	# The first path refuses connections; the job runs on the second,
+	# spelled with its transport.
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" \
+		--target="127.0.0.1:$dead,tcp:127.0.0.1:$PB" --volume=vol0 --name=po \
+		--rw=randwrite --bs=16k --iodepth=8 --size=8M --verify=crc32c \
+		--verify_fatal=1 --output-format=terse >"$T/po.out" 2>&1 ||
+		{ cat "$T/po.out"; return 1; }
+	why=$(fio_ok "$T/po.out" 8192 8192) || { echo "$why"; return 1; }
+	[ "$(ha b lock)" = owned ] || { echo "B does not hold the lock"; return 1; }
+	stop_ab
+}
+
+run_case failover-kill9 case_failover_kill9
+run_case fence-stale-writer case_fence_stale_writer
+run_case uuid case_uuid
+run_case path-order case_path_order
+target_log_clean
+exit $((nfail > 0))
