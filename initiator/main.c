@@ -324,7 +324,7 @@ static void fill_state(struct ini_dev *d, const char *state)
 	snprintf(s->target, sizeof(s->target), "%s", d->o.host);
 	snprintf(s->port, sizeof(s->port), "%s", d->o.port ? d->o.port : "");
 	snprintf(s->volume, sizeof(s->volume), "%s", d->o.volume);
-	snprintf(s->transport, sizeof(s->transport), "%s", d->o.transport);
+	snprintf(s->transport, sizeof(s->transport), "%s", d->paths[0].transport);
 	s->queues = d->nq;
 	s->depth = d->info.queue_depth;
 	s->size = d->vi.size;
@@ -341,10 +341,17 @@ static void fill_state(struct ini_dev *d, const char *state)
 	memcpy(s->tmo_s, d->o.tmo_s, sizeof(s->tmo_s));
 	snprintf(s->poll, sizeof(s->poll), "%s", rblk_poll_mode_str(d->o.poll));
 	s->poll_us = (int)d->o.poll_us;
+	/* Each path with its transport spelled out: a server started by
+	 * rblkctl recover gets the same paths whatever --transport says. */
 	s->npaths = d->o.ntargets;
-	for (unsigned i = 0; i < d->o.ntargets; i++)
-		snprintf(s->paths[i].spec, sizeof(s->paths[i].spec), "%s",
-			 d->o.target_text[i]);
+	for (unsigned i = 0; i < d->o.ntargets; i++) {
+		const struct rblk_client_path *p = &d->paths[i];
+		bool v6 = strchr(p->host, ':') != NULL;
+
+		snprintf(s->paths[i].spec, sizeof(s->paths[i].spec), "%s:%s%s%s%s%s",
+			 p->transport, v6 ? "[" : "", p->host, v6 ? "]" : "",
+			 p->port ? ":" : "", p->port ? p->port : "");
+	}
 	s->failback_s = d->o.failback_s;
 	if (d->o.recover_dev >= 0 && d->old.dev_id == (int)d->info.dev_id) {
 		/* the same attachment, served by a new process */

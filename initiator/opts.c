@@ -152,7 +152,6 @@ static int add_target(const char *arg, struct ini_opts *o, const char *prog)
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return -EINVAL;
 	}
-	o->target_text[o->ntargets] = arg;
 	if (!o->ntargets++) {
 		memcpy(o->host, t->host, sizeof(o->host));
 		o->port = t->port[0] ? t->port : NULL;

@@ -20,7 +20,6 @@ struct ini_opts {
 	const char *port;		/* NULL: the transport's default */
 	/* Every --target as parsed, the first one first: the paths. */
 	struct rblk_path_spec targets[RBLK_MAX_PATHS];
-	const char *target_text[RBLK_MAX_PATHS];	/* as given */
 	unsigned ntargets;
 	int failback_s;			/* --failback-delay; -1: manual only */
 	const char *volume;

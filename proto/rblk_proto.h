@@ -113,6 +113,9 @@ _Static_assert(sizeof(struct rblk_wire_login) == 216, "login size");
 
 #define RBLK_MAGIC	0x6b6c6272u	/* "rblk" in little-endian bytes */
 #define RBLK_UUID_LEN	16	/* LOGIN_RSP vol_uuid */
+/* LOGIN queue_id of a path probe (a multipath client checking a standby
+ * path: it logs in and closes); targets log those quietly. */
+#define RBLK_PROBE_QUEUE_ID	0xffffu
 
 /* Volume capability flags in LOGIN_RSP. */
 #define RBLK_VOL_F_READ_ONLY	(1u << 0)

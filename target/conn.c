@@ -149,7 +149,10 @@ void tgt_conn_close(struct tgt_conn *c, bool force, const char *reason)
 		}
 		return;
 	}
-	if (reason)
+	if (reason && c->probe)
+		RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: path probe closing: %s",
+			 tgt_reactor_id(c->r), c->peer, reason);
+	else if (reason)
 		rblk_info("reactor%u: %s%s%s: closing: %s", tgt_reactor_id(c->r),
 			  c->peer, c->vol ? " volume " : "",
 			  c->vol ? c->vol->name : "", reason);

@@ -109,9 +109,14 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 		rsp.max_write_zeroes = c->lim.max_write_zeroes;
 		rsp.session_id = c->session_id;
 		memcpy(rsp.vol_uuid, vol->uuid, RBLK_UUID_LEN);
-		rblk_info("reactor%u: %s: host %s logged in to volume %s, queue %u, depth %u (asked %u), session %" PRIx64,
-			  tgt_reactor_id(c->r), c->peer, l.host, vol->name,
-			  l.queue_id, depth, l.queue_depth, c->session_id);
+		c->probe = l.queue_id == RBLK_PROBE_QUEUE_ID;
+		if (c->probe)
+			RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: host %s probed volume %s",
+				 tgt_reactor_id(c->r), c->peer, l.host, vol->name);
+		else
+			rblk_info("reactor%u: %s: host %s logged in to volume %s, queue %u, depth %u (asked %u), session %" PRIx64,
+				  tgt_reactor_id(c->r), c->peer, l.host, vol->name,
+				  l.queue_id, depth, l.queue_depth, c->session_id);
 	}
 	if (c->ops->send_pdu(c, pdu, rblk_encode_login_rsp(pdu, &rsp)))
 		return -ENOMEM;

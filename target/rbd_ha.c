@@ -15,8 +15,9 @@
  * after ours.  Each rbd_ha volume has a cluster handle of its own, so a
  * fence stops that volume only.
  *
- * The lock is taken at the first write-class request, not at LOGIN: a
- * client's standby path logs in (and reads) without taking anything.
+ * The lock is taken at the first request that is not a READ, not at
+ * LOGIN: a client's standby path logs in (and reads) without taking
+ * anything.
  * While a takeover runs, writes wait in rv->waiters and go to their
  * reactors again when it ends (tgt_rbd_op_release).
  *
@@ -184,10 +185,11 @@ static void *take_main(void *arg)
 	return NULL;
 }
 
+/* What makes this target the writer.  FLUSH too: librbd would otherwise
+ * ask the holder for the lock itself (and wait for a dead one). */
 static bool takes_lock(const struct tgt_io *io)
 {
-	return io->op == TGT_IO_WRITE || io->op == TGT_IO_DISCARD ||
-	       io->op == TGT_IO_WRITE_ZEROES;
+	return io->op != TGT_IO_READ;
 }
 
 static int refuse(struct rbd_vol *rv)
@@ -273,7 +275,9 @@ int tgt_rbd_ha_result(struct rbd_vol *rv, int ret)
 {
 	pthread_t thr;
 
-	if (ret != -ESHUTDOWN && ret != -EROFS)
+	/* EBLOCKLISTED always means fenced; EROFS only once the lock was
+	 * ours (it went without a blocklist). */
+	if (ret != -ESHUTDOWN && (ret != -EROFS || lock_state(rv) != RBD_LOCK_OWNED))
 		return ret;
 	__atomic_add_fetch(&rv->refused, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&rv->ha_mu);

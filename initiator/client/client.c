@@ -793,6 +793,7 @@ int rblk_probe(const struct rblk_client_opts *opts, uint8_t uuid[RBLK_UUID_LEN],
 	const struct rblk_client_transport_ops *ops;
 	struct rblk_client_conn *conn;
 	struct rblk_volume_info info;
+	struct rblk_client_opts o;
 	char host[RBLK_NAME_MAX];
 	int refused, ret;
 
@@ -806,10 +807,12 @@ int rblk_probe(const struct rblk_client_opts *opts, uint8_t uuid[RBLK_UUID_LEN],
 	ret = pick_hostname(opts, host, errbuf, errlen);
 	if (ret)
 		return ret;
-	ret = open_conn(opts, 1, timeout, 0, &ops, &conn, errbuf, errlen);
+	o = *opts;
+	o.queue_id = RBLK_PROBE_QUEUE_ID;	/* the target logs it quietly */
+	ret = open_conn(&o, 1, timeout, 0, &ops, &conn, errbuf, errlen);
 	if (ret)
 		return ret;
-	ret = do_login(opts, ops, conn, host, 1, deadline, &info, &refused,
+	ret = do_login(&o, ops, conn, host, 1, deadline, &info, &refused,
 		       errbuf, errlen);
 	ops->close(conn);
 	if (!ret)

@@ -3,7 +3,10 @@
 # Guest side of tests/vm/suite-rbd.sh.  Each case starts its own cluster
 # (1 mon, 1 memstore OSD, cephx) in its tmpfs folder and a target whose
 # volume is an RBD image, served over RDMA on Soft-RoCE; devices are made
-# with rblkctl attach.
+# with rblkctl attach.  The ha-* cases (docs/multipath.md) run two
+# targets, A and B, on one image with rbd_ha, and one device with a path
+# to each: in one guest, so what they prove is the ublk + RDMA path of a
+# failover; the link and power faults of separate nodes are not here.
 . "$(dirname "$0")/lib.sh"
 . "$RBLK_ROOT/tests/ceph/lib.sh"
 
@@ -15,14 +18,17 @@ ublk-up || echo "ublk-up failed: cases will fail"
 RXE_IP=$(rxe-up 2>/dev/null) || RXE_IP=
 echo "suite-rbd: Soft-RoCE address ${RXE_IP:-none}"
 
-# start_tgt IMAGE: a target exporting $CEPH_POOL/IMAGE as volume vol0
-# over RDMA.
+# start_tgt IMAGE [NAME PORT [extra [target] lines]]: a target exporting
+# $CEPH_POOL/IMAGE as volume vol0 over RDMA (config, log, socket
+# $CASE_TMP/NAME.*, default "target"); sets TPID.
 start_tgt() {
-	cat >"$CASE_TMP/target.conf" <<CONF
+	local name=${2:-target} port=${3:-$RDMA_PORT}
+	cat >"$CASE_TMP/$name.conf" <<CONF
 [target]
-listen_rdma = $RXE_IP:$RDMA_PORT
+listen_rdma = $RXE_IP:$port
 reactors = 2
-admin_socket = $CASE_TMP/target.sock
+admin_socket = $CASE_TMP/$name.sock
+${4:-}
 
 [volume vol0]
 backend = rbd
@@ -32,11 +38,12 @@ ceph_conf = $CEPH_CONF
 ceph_client_id = rblk
 ceph_keyring = $CEPH_RBLK_KEYRING
 allow_any_host = yes
+${5:-}
 CONF
-	"$TGT" --config "$CASE_TMP/target.conf" >"$CASE_TMP/target.log" 2>&1 &
+	"$TGT" --config "$CASE_TMP/$name.conf" >>"$CASE_TMP/$name.log" 2>&1 &
 	TPID=$!
-	wait_until 60 grep -q ' ready$' "$CASE_TMP/target.log" ||
-		{ cat "$CASE_TMP/target.log"; fail "target did not start"; }
+	wait_until 60 grep -q ' ready$' "$CASE_TMP/$name.log" ||
+		{ cat "$CASE_TMP/$name.log"; fail "target $name did not start"; }
 }
 
 attach() {	# [rblkctl attach options]: sets DEV
@@ -56,10 +63,22 @@ case_setup() {
 	need_build rblk-target rblk-initiator rblkctl
 	grep -qa 'rbd image %s/%s' "$TGT" || skip "rblk-target built without the rbd backend (librbd-dev missing)"
 	[ -n "$RXE_IP" ] || skip "Soft-RoCE did not come up"
-	trap 'umount -q /mnt/rbd 2>/dev/null; "$CTL" detach --all --timeout 10 >/dev/null 2>&1' EXIT
+	trap 'rc=$?; [ $rc = 0 ] || dump_logs; umount -q /mnt/rbd 2>/dev/null; "$CTL" detach --all --timeout 10 >/dev/null 2>&1' EXIT
 	mkdir -p /mnt/rbd
 	CEPH_DIR=$CASE_TMP/ceph ceph_up -s 768
 }
+
+# A failed case shows what the targets and the initiator said.
+dump_logs() {
+	local f
+	timeout 10 "$CTL" list 2>&1
+	for f in "$CASE_TMP"/*.log /run/rblk/*.log; do
+		[ -s "$f" ] || continue
+		echo "--- tail of $f"
+		grep -v 'I/O error\|io_u error' "$f" | tail -n 30
+	done
+}
+ha_fail() { dump_logs; fail "$@"; }
 
 make_tree() {	# DIR: files of random contents, small to a few MB
 	local d=$1 i
@@ -107,5 +126,144 @@ case_xfs_rdma() {
 	wait "$TPID" || fail "target exit status $?"
 }
 
+# ---- multipath --------------------------------------------------------
+
+ha_start() {	# IMAGE: targets A (port 4421) and B (4422), rbd_ha, A_PID B_PID
+	rbd_admin create --size 512M "$CEPH_POOL/$1" || ha_fail "rbd create"
+	start_tgt "$1" a 4421 "" "rbd_ha = yes"
+	A_PID=$TPID
+	start_tgt "$1" b 4422 "" "rbd_ha = yes"
+	B_PID=$TPID
+}
+
+# path N FIELD: field of path N (1-based) of the first device, rblkctl list --json
+path() {
+	"$CTL" list --json | python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['paths'][$1 - 1]['$2'])"
+}
+path_is() { [ "$(path "$1" "$2")" = "$3" ]; }	# N FIELD VALUE
+lock_is() { [ "$(lock "$1")" = "$2" ]; }	# NAME STATE
+lock() {	# NAME: the rbd_ha lock state at target NAME
+	"$CTL" --socket "$CASE_TMP/$1.sock" volume show vol0 --json |
+		python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['lock'])"
+}
+
+# fio verify on the mounted file system, rate-capped so that faults land
+# mid-run; FIO_PID.
+ha_fio() {	# NAME SECONDS
+	timeout 300 fio --name="$1" --directory=/mnt/rbd --rw=randwrite --bs=4k \
+		--size=48M --rate=2m --iodepth=8 --ioengine=libaio --direct=1 \
+		--verify=crc32c --verify_fatal=1 --verify_state_save=0 \
+		--output="$CASE_TMP/$1.out" &
+	FIO_PID=$!
+}
+ha_fio_ok() {	# NAME
+	wait "$FIO_PID" || { cat "$CASE_TMP/$1.out"; ha_fail "fio $1 failed"; }
+	grep -q "err= 0" "$CASE_TMP/$1.out" || { cat "$CASE_TMP/$1.out"; ha_fail "fio $1 reported errors"; }
+}
+ha_end() {	# the file system checks clean, sums hold; detach; stop targets
+	(cd /mnt/rbd/tree && sha256sum -c --quiet "$CASE_TMP/sums") || ha_fail "checksums differ"
+	umount /mnt/rbd || ha_fail "umount failed"
+	xfs_repair -n "$DEV" >repair.out 2>&1 || { cat repair.out; ha_fail "xfs_repair -n found damage"; }
+	detach "$DEV"
+	kill "$A_PID" "$B_PID" 2>/dev/null
+	wait
+}
+ha_mount() {
+	mkfs.xfs -q -f "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; ha_fail "mkfs.xfs failed"; }
+	mount "$DEV" /mnt/rbd || ha_fail "mount failed"
+	make_tree src
+	cp -a src /mnt/rbd/tree || ha_fail "copy failed"
+	(cd src && find . -type f -exec sha256sum {} + | sort -k2) >"$CASE_TMP/sums"
+}
+
+# Target A killed under fio verify on xfs: B takes over with no I/O
+# error; the failover time is from the kill to writes done through B.
+# A started again: its path is a reachable standby; rblkctl failback
+# moves the device back to A, under fio, with no error.
+case_ha_failover() {
+	local t0 t1 ms
+	case_setup
+	need_cmd xfs_repair fio
+	ha_start hadisk
+	DEV=$(timeout 90 "$CTL" attach --target "rdma:$RXE_IP:4421" --target "rdma:$RXE_IP:4422" \
+		--volume vol0 --queues 2 --keep-alive-tmo 2 --reconnect-delay 1 \
+		2>"$CASE_TMP/attach.err")
+	[ -b "$DEV" ] || { cat "$CASE_TMP/attach.err"; ha_fail "multipath attach failed"; }
+	ha_mount
+	wait_until 20 path_is 2 probe reachable || ha_fail "path 2 never probed reachable: $(path 2 probe)"
+	"$CTL" list
+	[ "$(path 1 role)" = optimized ] || ha_fail "path 1 is not in use"
+	ha_fio kill
+	nap 4
+	t0=${EPOCHREALTIME/./}
+	kill -KILL "$A_PID"
+	wait_until 30 lock_is b owned || ha_fail "B never took the lock"
+	t1=${EPOCHREALTIME/./}
+	ms=$(( (10#$t1 - 10#$t0) / 1000 ))
+	ha_fio_ok kill
+	[ "$(path 2 role)" = optimized ] || ha_fail "the device is not on path 2"
+	"$CTL" list
+	log "failover: B took the lock $ms ms after A's kill -9 (keep-alive-tmo 2 s); fio verify clean"
+	# A comes back: a reachable standby; then failback under fio.
+	start_tgt hadisk a 4421 "" "rbd_ha = yes"
+	A_PID=$TPID
+	wait_until 30 path_is 1 probe reachable || ha_fail "path 1 not reachable after A's restart"
+	[ "$(path 1 role)" = standby ] || ha_fail "path 1 is not a standby"
+	ha_fio back
+	nap 3
+	"$CTL" failback "$DEV" || ha_fail "rblkctl failback failed"
+	wait_until 30 path_is 1 role optimized || ha_fail "no failback to path 1"
+	wait_until 30 lock_is a owned || ha_fail "A did not take the lock back"
+	ha_fio_ok back
+	"$CTL" list
+	log "failback to A under fio: no error; B: $(lock b)"
+	# Split brain: A frozen with writes in hand, its lock and its cluster
+	# session kept.  The device fails over to B after keep-alive-tmo, B
+	# fences A; thawed, A's late writes are refused.
+	ha_fio freeze
+	nap 4
+	t0=${EPOCHREALTIME/./}
+	kill -STOP "$A_PID"
+	wait_until 60 path_is 2 role optimized || { kill -CONT "$A_PID"; ha_fail "no failover from a frozen A"; }
+	t1=${EPOCHREALTIME/./}
+	wait_until 60 lock_is b owned || { kill -CONT "$A_PID"; ha_fail "B did not take the lock from a frozen A"; }
+	kill -CONT "$A_PID"
+	wait_until 60 grep -q "fenced: another target took over" "$CASE_TMP/a.log" ||
+		ha_fail "A, thawed, did not find it was fenced"
+	ha_fio_ok freeze
+	log "split brain: the device was on B $(( (10#$t1 - 10#$t0) / 1000 )) ms after A froze; A thawed: $(grep -c 'fenced: another' "$CASE_TMP/a.log") fence, refused $("$CTL" --socket "$CASE_TMP/a.sock" volume show vol0 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['refused'])") late request(s); fio verify clean"
+	ha_end
+}
+
+# The same target over RDMA and TCP: the RDMA link (dummy0, under rxe0)
+# goes down under fio verify; I/O goes on over TCP on loopback.
+case_ha_rdma_tcp() {
+	case_setup
+	need_cmd fio
+	rbd_admin create --size 256M "$CEPH_POOL/rt" || ha_fail "rbd create"
+	start_tgt rt a 4421 "listen_tcp = 127.0.0.1:4420"
+	A_PID=$TPID B_PID=
+	DEV=$(timeout 90 "$CTL" attach --target "rdma:$RXE_IP:4421" --target "tcp:127.0.0.1:4420" \
+		--volume vol0 --queues 2 --keep-alive-tmo 2 --reconnect-delay 1 \
+		2>"$CASE_TMP/attach.err")
+	[ -b "$DEV" ] || { cat "$CASE_TMP/attach.err"; ha_fail "attach failed"; }
+	timeout 300 fio --name=rt --filename="$DEV" --rw=randwrite --bs=16k --size=96M \
+		--rate=4m --iodepth=8 --ioengine=libaio --direct=1 --verify=crc32c \
+		--verify_fatal=1 --verify_state_save=0 --output="$CASE_TMP/rt.out" &
+	FIO_PID=$!
+	nap 4
+	ip link set dummy0 down || ha_fail "cannot take dummy0 down"
+	wait_until 30 path_is 2 role optimized || { ip link set dummy0 up; ha_fail "no failover to TCP"; }
+	ha_fio_ok rt
+	ip link set dummy0 up
+	"$CTL" list
+	log "RDMA link down: the device moved to its TCP path; fio verify clean"
+	detach "$DEV"
+	kill "$A_PID"
+	wait
+}
+
 run_case -t 420 xfs-rdma case_xfs_rdma
+run_case -t 420 ha-failover case_ha_failover
+run_case -t 300 ha-rdma-tcp case_ha_rdma_tcp
 cases_done
