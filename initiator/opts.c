@@ -141,17 +141,18 @@ static int parse_tmo(const char *s, long lo, int *ms, int *sec)
 /* --target, once per path: the first also sets host and port. */
 static int add_target(const char *arg, struct ini_opts *o, const char *prog)
 {
-	struct rblk_path_spec *t = &o->targets[o->ntargets];
+	struct rblk_path_spec *t = &o->targets[o->ntargets], parsed;
 	char err[160];
 
 	if (o->ntargets == RBLK_MAX_PATHS) {
 		fprintf(stderr, "%s: at most %d --target (paths)\n", prog, RBLK_MAX_PATHS);
 		return -EINVAL;
 	}
-	if (rblk_path_parse(arg, t, err, sizeof(err))) {
+	if (rblk_path_parse(arg, &parsed, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return -EINVAL;
 	}
+	*t = parsed;
 	if (!o->ntargets++) {
 		memcpy(o->host, t->host, sizeof(o->host));
 		o->port = t->port[0] ? t->port : NULL;

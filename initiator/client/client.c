@@ -474,6 +474,19 @@ out_close_conn:
 	return ret;
 }
 
+/* opts names a volume the wire can carry.  0 or -EINVAL with a reason. */
+static int check_volume_name(const struct rblk_client_opts *opts, char *errbuf,
+			     size_t errlen)
+{
+	if (!opts->volume || strlen(opts->volume) >= RBLK_NAME_MAX ||
+	    rblk_name_valid(opts->volume)) {
+		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'",
+			opts->volume ? opts->volume : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Keeps the caller's strings: a reconnect needs them after open returned. */
 static int copy_opts(struct rblk_queue *q, const struct rblk_client_opts *o)
 {
@@ -509,12 +522,9 @@ int rblk_client_queue_new(const struct rblk_client_opts *opts,
 	int ret;
 
 	rblk_client_set_err(errbuf, errlen, "no error");
-	if (!opts->volume || strlen(opts->volume) >= RBLK_NAME_MAX ||
-	    rblk_name_valid(opts->volume)) {
-		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'",
-			opts->volume ? opts->volume : "");
-		return -EINVAL;
-	}
+	ret = check_volume_name(opts, errbuf, errlen);
+	if (ret)
+		return ret;
 	if (want > RBLK_MAX_QUEUE_DEPTH) {
 		rblk_client_set_err(errbuf, errlen, "queue depth %u above the maximum %u",
 			want, RBLK_MAX_QUEUE_DEPTH);
@@ -798,12 +808,9 @@ int rblk_probe(const struct rblk_client_opts *opts, uint8_t uuid[RBLK_UUID_LEN],
 	int refused, ret;
 
 	rblk_client_set_err(errbuf, errlen, "no error");
-	if (!opts->volume || strlen(opts->volume) >= RBLK_NAME_MAX ||
-	    rblk_name_valid(opts->volume)) {
-		rblk_client_set_err(errbuf, errlen, "invalid volume name '%s'",
-			opts->volume ? opts->volume : "");
-		return -EINVAL;
-	}
+	ret = check_volume_name(opts, errbuf, errlen);
+	if (ret)
+		return ret;
 	ret = pick_hostname(opts, host, errbuf, errlen);
 	if (ret)
 		return ret;

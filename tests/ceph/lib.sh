@@ -53,3 +53,16 @@ osd_kill() {
 }
 # osd_start: starts the OSD again on its data (bluestore keeps it).
 osd_start() { ceph-osd -c "$CEPH_CONF" -i 0 >>"$CEPH_DIR/log/osd.0.out" 2>&1; }
+
+# ceph_test_prelude: what an integration test of the rbd backend needs
+# (the target, the fio engine, rblkctl, python3, a target built with
+# librbd), then a private cluster (ceph_up -b -s 2048).  Skips otherwise.
+ceph_test_prelude() {
+	require_target
+	require_fio_engine
+	require_rblkctl
+	require_python3
+	grep -qa 'rbd image %s/%s' "$TARGET_BIN" ||
+		skip "rblk-target built without the rbd backend (librbd-dev missing)"
+	ceph_up -b -s 2048
+}

@@ -33,13 +33,7 @@
 #    shown.
 . "$(dirname "$0")/lib.sh"
 . "$RBLK_ROOT/tests/ceph/lib.sh"
-require_target
-require_fio_engine
-require_rblkctl
-require_python3
-grep -qa 'rbd image %s/%s' "$TARGET_BIN" ||
-	skip "rblk-target built without the rbd backend (librbd-dev missing)"
-ceph_up -b -s 2048
+ceph_test_prelude
 RUN_CASE_TAIL=40
 # RBLK_CASES='discard admin': only these cases (a glob per word).
 if [ -n "${RBLK_CASES:-}" ]; then
@@ -101,17 +95,6 @@ start_fio() {
 	kill -0 "$FIO_PID" 2>/dev/null || { cat "$T/$name.out"; echo "fio ended early"; return 1; }
 }
 
-# finish_fio NAME MIN_KB: fio exited 0, no error, wrote and read back MIN_KB.
-finish_fio() {
-	local rc why
-	wait "$FIO_PID"
-	rc=$?
-	why=$(fio_ok "$T/$1.out" "$2" "$2") && [ "$rc" -eq 0 ] && return 0
-	grep -v '^3;' "$T/$1.out" | tail -n 20
-	echo "fio exit $rc: $why"
-	return 1
-}
-
 # A write pass of ~6 s (rate-limited, so faults land mid-run), then the
 # verify pass reads every block back.
 FIO_ARGS=(--rw=randwrite --bs=16k --iodepth=16 --size=48M --rate=8m
@@ -149,7 +132,7 @@ case_osd_restart() {
 	osd_kill KILL || { echo "could not kill the OSD"; return 1; }
 	sleep 3
 	osd_start || { echo "the OSD did not start again"; return 1; }
-	finish_fio osd 49152 || return 1
+	fio_wait_ok osd 49152 || return 1
 	! grep -q 'volume vol0: .*error' "$T/target.log" ||
 		{ grep 'volume vol0: .*error' "$T/target.log" | tail -3; echo "the target saw I/O errors"; return 1; }
 	echo "note: fio verify passed across an OSD kill -9 + restart"
@@ -165,7 +148,7 @@ case_target_kill9() {
 	sleep 1
 	t0=$(date +%s)
 	start_target "$T/k9.conf"
-	finish_fio k9 49152 || return 1
+	fio_wait_ok k9 49152 || return 1
 	grep -q 'connection lost' "$T/k9.out" || { echo "no 'connection lost' from the engine"; return 1; }
 	echo "note: rode through a target kill -9; fio finished $(( $(date +%s) - t0 )) s after the restart"
 	stop_target TERM
@@ -185,7 +168,7 @@ case_osd_stall() {
 	sleep 4.5	# 6 s in all: past io_timeout (3 s) and data_timeout (2 s)
 	osd_kill CONT
 	[ "${n:-0}" -ge 16 ] || { echo "rblkctl stats showed $n in flight at the backend, want the 16 fio had out"; return 1; }
-	finish_fio st 32768 || return 1
+	fio_wait_ok st 32768 || return 1
 	grep -Eq 'connection lost \(.*io_timeout' "$T/st.out" ||
 		{ grep 'connection lost' "$T/st.out"; echo "the client did not time the commands out"; return 1; }
 	stop_target TERM

@@ -16,17 +16,11 @@
 #    volume show); a path to a target that exports another image under
 #    the same name is never used: the job fails at ctrl_loss_tmo instead,
 #    and that target saw no I/O;
-#  - rdma-tcp-order: a path list with a transport per path is parsed and
+#  - path-order: a path list with a transport per path is parsed and
 #    used in order (tcp: prefix), the first path down at the start.
 . "$(dirname "$0")/lib.sh"
 . "$RBLK_ROOT/tests/ceph/lib.sh"
-require_target
-require_fio_engine
-require_rblkctl
-require_python3
-grep -qa 'rbd image %s/%s' "$TARGET_BIN" ||
-	skip "rblk-target built without the rbd backend (librbd-dev missing)"
-ceph_up -b -s 2048
+ceph_test_prelude
 RUN_CASE_TAIL=40
 
 # target_conf NAME PORT IMAGE: $T/NAME.conf, volume vol0 on IMAGE, rbd_ha.
@@ -82,16 +76,6 @@ start_fio() {	# NAME PATHS [fio options]
 	kill -0 "$FIO_PID" 2>/dev/null || { cat "$T/$name.out"; echo "fio ended early"; return 1; }
 }
 
-finish_fio() {	# NAME MIN_KB [MIN_READ_KB]: exit 0, no error, the I/O done
-	local rc why
-	wait "$FIO_PID"
-	rc=$?
-	why=$(fio_ok "$T/$1.out" "${3:-$2}" "$2") && [ "$rc" -eq 0 ] && return 0
-	grep -v '^3;' "$T/$1.out" | tail -n 20
-	echo "fio exit $rc: $why"
-	return 1
-}
-
 stop_ab() {
 	kill -CONT "$A_PID" "$B_PID" 2>/dev/null
 	TARGET_PID=$A_PID stop_target TERM
@@ -115,7 +99,7 @@ case_failover_kill9() {
 	done
 	t1=$(date +%s.%N)
 	[ "$(ha b lock)" = owned ] || { echo "B did not take the lock: $(ha b lock)"; return 1; }
-	finish_fio fo 49152 || return 1
+	fio_wait_ok fo 49152 || return 1
 	grep -q 'failover from path 1' "$T/fo.out" ||
 		{ echo "no failover line from the engine"; return 1; }
 	[ "$(ha b takeovers)" -ge 1 ] || { echo "B counted no takeover"; return 1; }
@@ -144,6 +128,17 @@ case_fence_stale_writer() {
 		--bs=4k --size=64k --iodepth=16 --time_based --runtime=8 \
 		--keep_alive_tmo=2 --reconnect_delay=1 --output-format=terse || return 1
 	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock"; return 1; }
+	# A second writer with a session at A only and no keep-alive: the
+	# write it sends while A is frozen waits in A's socket, and is a late
+	# write once A thaws.
+	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target="127.0.0.1:$PA" --volume=vol0 \
+		--name=late --rw=write --bs=4k --size=64k --offset=0 --rate_iops=2 \
+		--time_based --runtime=60 --keep_alive_tmo=-1 --io_timeout=-1 \
+		--ctrl_loss_tmo=0 --verify_state_save=0 --output-format=terse \
+		>"$T/late.out" 2>&1 &
+	LATE_PID=$!
+	_cleanup_pids+=("$LATE_PID")
+	sleep 1
 	# A stops answering with commands in its socket and at librbd, but
 	# keeps its lock and its cluster session: the split brain fencing is
 	# for.  The client fails over to B, which fences A.
@@ -153,7 +148,7 @@ case_fence_stale_writer() {
 		sleep 0.1
 	done
 	[ "$(ha b lock)" = owned ] || { kill -CONT "$A_PID"; echo "B did not take the lock"; return 1; }
-	finish_fio fe 64 0 || { kill -CONT "$A_PID"; return 1; }
+	fio_wait_ok fe 64 0 || { kill -CONT "$A_PID"; return 1; }
 	# B writes a pattern over those blocks; then A runs again and tries
 	# the writes it was holding.
 	fio_pat "$PB" b-pat write 0x0b0b0b0b --do_verify=0 || { kill -CONT "$A_PID"; return 1; }
@@ -164,6 +159,10 @@ case_fence_stale_writer() {
 	done
 	grep -q "fenced: another target took over" "$T/target.log" ||
 		{ grep -E "vol0|lock|fenc" "$T/target.log" | tail -n 20; echo "A did not say it was fenced"; return 1; }
+	# The late writer's write was refused: its job failed, at once.
+	if wait "$LATE_PID"; then
+		echo "the write sent to A while it was frozen succeeded"; return 1
+	fi
 	n=$(ha a refused)
 	[ "$n" -ge 1 ] || { echo "A refused nothing"; return 1; }
 	[ "$(ha a fenced)" -ge 1 ] || { echo "A counted no fence"; return 1; }

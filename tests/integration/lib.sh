@@ -256,3 +256,16 @@ bystander_check() {
 	n=$(cat "$BYST_DIR/rounds" 2>/dev/null || find "$BYST_DIR" -name 'round-*' | wc -l)
 	echo "note: bystander: $n round(s) of fio verify, no error"
 }
+
+# fio_wait_ok NAME MIN_WRITE_KB [MIN_READ_KB]: the background fio
+# ($FIO_PID, terse output in $T/NAME.out) exited 0 with no error and did
+# that much I/O (MIN_READ_KB defaults to MIN_WRITE_KB: a verify pass).
+fio_wait_ok() {
+	local rc why
+	wait "$FIO_PID"
+	rc=$?
+	why=$(fio_ok "$T/$1.out" "${3:-$2}" "$2") && [ "$rc" -eq 0 ] && return 0
+	grep -v '^3;' "$T/$1.out" | tail -n 20
+	echo "fio exit $rc: $why"
+	return 1
+}

@@ -149,12 +149,12 @@ static void shared_table(void **state)
 		{ 'q', "4", "0" }, { 'd', "128", "100000" },
 		{ 'K', "-1", "1.5" }, { 'O', "30", "x" }, { 'R', "1", "0" },
 		{ 'X', "600", "-2" }, { 'F', "0", "" },
-		{ 'P', "busy", "spin" }, { 'U', "10", "-1" },
+		{ 'P', "busy", "spin" }, { 'U', "10", "-1" }, { 'B', "30", "0" },
 	};
 	struct ini_opts o, before;
 	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
 
-	assert_int_equal(INI_SHARED_OPTS, 14);
+	assert_int_equal(INI_SHARED_OPTS, 15);
 	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
 		assert_int_equal(ini_opt_index(ini_shared_opts[i].code), (int)i);
 	assert_true(saved >= 0 && devnull >= 0);
@@ -167,6 +167,18 @@ static void shared_table(void **state)
 		assert_int_equal(ini_opt_apply(v[i].code, v[i].bad, &o, "test"), -EINVAL);
 		assert_memory_equal(&o, &before, sizeof(o));
 	}
+	defaults(&o);
+	/* --target again: one more path each, the first sets host/port */
+	assert_int_equal(ini_opt_apply('t', "10.0.0.5:4421", &o, "test"), 0);
+	assert_int_equal(ini_opt_apply('t', "tcp:[fe80::1]", &o, "test"), 0);
+	assert_int_equal(o.ntargets, 2);
+	assert_string_equal(o.host, "10.0.0.5");
+	assert_string_equal(o.port, "4421");
+	assert_string_equal(o.targets[1].transport, "tcp");
+	assert_string_equal(o.targets[1].host, "fe80::1");
+	for (unsigned i = 2; i < RBLK_MAX_PATHS; i++)
+		assert_int_equal(ini_opt_apply('t', "h", &o, "test"), 0);
+	assert_int_equal(ini_opt_apply('t', "h", &o, "test"), -EINVAL);	/* a 9th */
 	dup2(saved, 2);
 	close(saved);
 	close(devnull);

@@ -142,6 +142,19 @@ path() {
 }
 path_is() { [ "$(path "$1" "$2")" = "$3" ]; }	# N FIELD VALUE
 lock_is() { [ "$(lock "$1")" = "$2" ]; }	# NAME STATE
+# ms from T0 (microseconds, EPOCHREALTIME without the dot) to the last
+# time target NAME logged that it took the lock: the failover time, to
+# the first write-class command served by the new target.
+lock_ms_since() {	# NAME T0
+	python3 - "$CASE_TMP/$1.log" "$2" <<'PY'
+import sys, datetime
+t = None
+for line in open(sys.argv[1]):
+    if "this target holds the lock" in line:
+        t = datetime.datetime.fromisoformat(line.split()[0]).timestamp()
+print("?" if t is None else int((t * 1e6 - int(sys.argv[2])) / 1000))
+PY
+}
 lock() {	# NAME: the rbd_ha lock state at target NAME
 	"$CTL" --socket "$CASE_TMP/$1.sock" volume show vol0 --json |
 		python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['lock'])"
@@ -151,7 +164,7 @@ lock() {	# NAME: the rbd_ha lock state at target NAME
 # mid-run; FIO_PID.
 ha_fio() {	# NAME SECONDS
 	timeout 300 fio --name="$1" --directory=/mnt/rbd --rw=randwrite --bs=4k \
-		--size=48M --rate=2m --iodepth=8 --ioengine=libaio --direct=1 \
+		--size=16M --rate=2m --iodepth=8 --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_fatal=1 --verify_state_save=0 \
 		--output="$CASE_TMP/$1.out" &
 	FIO_PID=$!
@@ -181,7 +194,7 @@ ha_mount() {
 # A started again: its path is a reachable standby; rblkctl failback
 # moves the device back to A, under fio, with no error.
 case_ha_failover() {
-	local t0 t1 ms
+	local t0 ms
 	case_setup
 	need_cmd xfs_repair fio
 	ha_start hadisk
@@ -198,8 +211,7 @@ case_ha_failover() {
 	t0=${EPOCHREALTIME/./}
 	kill -KILL "$A_PID"
 	wait_until 30 lock_is b owned || ha_fail "B never took the lock"
-	t1=${EPOCHREALTIME/./}
-	ms=$(( (10#$t1 - 10#$t0) / 1000 ))
+	ms=$(lock_ms_since b "$t0")
 	ha_fio_ok kill
 	[ "$(path 2 role)" = optimized ] || ha_fail "the device is not on path 2"
 	"$CTL" list
@@ -225,13 +237,13 @@ case_ha_failover() {
 	t0=${EPOCHREALTIME/./}
 	kill -STOP "$A_PID"
 	wait_until 60 path_is 2 role optimized || { kill -CONT "$A_PID"; ha_fail "no failover from a frozen A"; }
-	t1=${EPOCHREALTIME/./}
 	wait_until 60 lock_is b owned || { kill -CONT "$A_PID"; ha_fail "B did not take the lock from a frozen A"; }
+	ms=$(lock_ms_since b "$t0")
 	kill -CONT "$A_PID"
 	wait_until 60 grep -q "fenced: another target took over" "$CASE_TMP/a.log" ||
 		ha_fail "A, thawed, did not find it was fenced"
 	ha_fio_ok freeze
-	log "split brain: the device was on B $(( (10#$t1 - 10#$t0) / 1000 )) ms after A froze; A thawed: $(grep -c 'fenced: another' "$CASE_TMP/a.log") fence, refused $("$CTL" --socket "$CASE_TMP/a.sock" volume show vol0 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['refused'])") late request(s); fio verify clean"
+	log "split brain: B took the lock $ms ms after A froze (keep-alive-tmo 2 s); A thawed: $(grep -c 'fenced: another' "$CASE_TMP/a.log") fence, refused $("$CTL" --socket "$CASE_TMP/a.sock" volume show vol0 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['refused'])") late request(s); fio verify clean"
 	ha_end
 }
 
@@ -247,7 +259,7 @@ case_ha_rdma_tcp() {
 		--volume vol0 --queues 2 --keep-alive-tmo 2 --reconnect-delay 1 \
 		2>"$CASE_TMP/attach.err")
 	[ -b "$DEV" ] || { cat "$CASE_TMP/attach.err"; ha_fail "attach failed"; }
-	timeout 300 fio --name=rt --filename="$DEV" --rw=randwrite --bs=16k --size=96M \
+	timeout 300 fio --name=rt --filename="$DEV" --rw=randwrite --bs=16k --size=32M \
 		--rate=4m --iodepth=8 --ioengine=libaio --direct=1 --verify=crc32c \
 		--verify_fatal=1 --verify_state_save=0 --output="$CASE_TMP/rt.out" &
 	FIO_PID=$!
@@ -264,6 +276,6 @@ case_ha_rdma_tcp() {
 }
 
 run_case -t 420 xfs-rdma case_xfs_rdma
-run_case -t 420 ha-failover case_ha_failover
+run_case -t 600 ha-failover case_ha_failover
 run_case -t 300 ha-rdma-tcp case_ha_rdma_tcp
 cases_done
