@@ -64,7 +64,7 @@ UNIT_HELPER := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 # The target's rbd backend (volumes on Ceph RBD images) needs librbd-dev
 # and librados-dev (no pkg-config files: a test link finds them).  Without
 # them the target is built without it, and says so.
-RBD_SRC  := target/rbd.c target/rbd_cluster.c target/rbd_image.c target/rbd_ha.c
+RBD_SRC  := target/rbd.c target/rbd_attach.c target/rbd_cluster.c target/rbd_image.c target/rbd_ha.c
 HAVE_RBD := $(shell printf '\043include <rbd/librbd.h>\nint main(void){rbd_version(0,0,0);return 0;}\n' | \
 	      $(CC) -x c - -o /dev/null -lrbd -lrados >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_RBD),1)

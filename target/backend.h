@@ -37,6 +37,7 @@ struct tgt_io {
 	void    *buf;			/* READ/WRITE data */
 	int      buf_index;		/* io_uring fixed buffer, -1 = none */
 	uint32_t epoch;			/* the session's vol->epoch at LOGIN */
+	uint32_t login_gen;		/* the session's vol->login_gen */
 	/* Called once on the reactor thread: res is 0 or -errno. */
 	void   (*complete)(struct tgt_io *io, int res);
 	/*

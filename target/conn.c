@@ -370,6 +370,7 @@ static void submit_io(struct tgt_req *req)
 	io->buf_index = req->buf ? tgt_reactor_buf_index(c->r) : -1;
 	io->complete = io_complete;
 	io->epoch = c->vol_epoch;
+	io->login_gen = c->login_gen;
 	c->ndisk++;
 	ret = tgt_backend_submit(io);
 	if (ret < 0) {

@@ -69,6 +69,7 @@ struct tgt_conn {
 	char     host[RBLK_NAME_MAX];	/* from LOGIN/DISCOVER */
 	struct tgt_volume *vol;
 	uint32_t vol_epoch;		/* vol->epoch at LOGIN */
+	uint32_t login_gen;		/* vol->login_gen this LOGIN made */
 	bool     probe;			/* logged in as a path probe: log quietly */
 	uint64_t session_id;
 	uint16_t queue_id;

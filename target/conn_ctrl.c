@@ -81,6 +81,7 @@ static int handle_login(struct tgt_conn *c, const void *buf, size_t len)
 	if (st == RBLK_S_OK) {
 		c->vol = vol;
 		c->vol_epoch = __atomic_load_n(&vol->epoch, __ATOMIC_ACQUIRE);
+		c->login_gen = __atomic_add_fetch(&vol->login_gen, 1, __ATOMIC_ACQ_REL);
 		c->depth = depth;
 		c->queue_id = l.queue_id;
 		c->session_id = c->sess->id;	/* what rblkctl shows */

@@ -25,6 +25,7 @@
 #include "rbd_int.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -47,6 +48,7 @@ struct rbd_op {
 	struct tgt_io   *io;
 	rbd_completion_t comp;
 	struct iovec     iov;
+	struct rbd_ha_wait wait;	/* while rbd_ha.c holds it */
 	bool             held;		/* back from rbd_ha.c: start or fail */
 	int              held_res;
 };
@@ -100,17 +102,15 @@ static void op_done(rbd_completion_t comp, void *arg)
 	op_push(arg, true);
 }
 
-void tgt_rbd_op_release(struct rbd_op *op, int res)
+/* rbd_ha.c's release: a held request goes back to its reactor. */
+static void op_release(struct rbd_ha_wait *w, int res)
 {
+	struct rbd_op *op = (struct rbd_op *)((char *)w - offsetof(struct rbd_op, wait));
+
 	op->held = true;
 	op->held_res = res;
 	/* Still counted in flight: the reactor starts it or uncounts it. */
 	op_push(op, false);
-}
-
-struct rbd_op **tgt_rbd_op_next(struct rbd_op *op)
-{
-	return &op->next;
 }
 
 static struct rbd_op *op_get(struct rbd_rctx *rc)
@@ -319,9 +319,9 @@ static int rbd_submit(struct tgt_io *io, void *ctx)
 	/* Counted before librbd has it: its callback may run at once.  And
 	 * before rbd_ha.c looks at the lock: a reopen waits for none left. */
 	__atomic_add_fetch(&rv->in_flight, 1, __ATOMIC_SEQ_CST);
-	ret = rv->ha ? tgt_rbd_ha_gate(rv, op, io) : 0;
+	ret = rv->ha ? tgt_rbd_ha_gate(rv, &op->wait, io, op_release) : 0;
 	if (ret == 1) {
-		rc->outstanding++;	/* held: tgt_rbd_op_release brings it back */
+		rc->outstanding++;	/* held: op_release brings it back */
 		return 0;
 	}
 	if (!ret)

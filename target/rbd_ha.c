@@ -18,8 +18,8 @@
  * The lock is taken at the first request that is not a READ, not at
  * LOGIN: a client's standby path logs in (and reads) without taking
  * anything.
- * While a takeover runs, writes wait in rv->waiters and go to their
- * reactors again when it ends (tgt_rbd_op_release).
+ * While a takeover runs, those requests wait in rv->waiters and go back
+ * to their reactors when it ends (the release rbd.c hands the gate).
  *
  * A fenced target finds out from librbd (a request fails with
  * EBLOCKLISTED, or EROFS when the lock went without a blocklist).  It then
@@ -146,19 +146,84 @@ static int take_lock(struct rbd_vol *rv)
 	return ret;
 }
 
-/* The takeover thread: takes the lock, then lets the held writes go. */
+static void fence(struct rbd_vol *rv, int ret);
+
+/* Gives held requests back, oldest first (the list is newest first). */
+static void release_all(struct rbd_ha_wait *list, rbd_ha_release_fn release, int res)
+{
+	struct rbd_ha_wait *fifo = NULL, *w;
+
+	while (list) {
+		w = list;
+		list = w->next;
+		w->next = fifo;
+		fifo = w;
+	}
+	while ((w = fifo)) {
+		fifo = w->next;
+		release(w, res);
+	}
+}
+
+/*
+ * For a target that held the lock: is it still ours?  Only a takeover
+ * takes it, and a takeover blocklists us first, so a cluster that still
+ * answers us says yes.  0 ours; -ESHUTDOWN fenced; 1 not ours after all
+ * (nobody holds it: take it again).
+ */
+static int still_ours(struct rbd_vol *rv)
+{
+	char *owners[8];
+	size_t n = sizeof(owners) / sizeof(owners[0]);
+	rbd_lock_mode_t mode;
+	int ret = rbd_lock_get_owners(rv->image, &mode, owners, &n);
+
+	if (ret == 0) {
+		rbd_lock_get_owners_cleanup(owners, n);
+		return 0;
+	}
+	if (ret == -ESHUTDOWN)
+		return -ESHUTDOWN;
+	return 1;
+}
+
+/* The takeover thread: takes the lock (or, for a target that held it,
+ * checks that it still does), then lets the held requests go. */
 static void *take_main(void *arg)
 {
 	struct rbd_vol *rv = arg;
-	struct rbd_op *list, *fifo = NULL, *op;
-	int ret = take_lock(rv);
+	struct rbd_ha_wait *list;
+	rbd_ha_release_fn release;
+	uint32_t gen = __atomic_load_n(&rv->vol->login_gen, __ATOMIC_ACQUIRE);
+	int ret = rv->take_checks ? still_ours(rv) : 1;
+
+	if (ret == 1)
+		ret = take_lock(rv);
+	if (ret == -ESHUTDOWN) {
+		/* Fenced while we thought we held it: refuse what waits, and
+		 * reopen as a standby. */
+		fence(rv, ret);
+		pthread_mutex_lock(&rv->ha_mu);
+		list = rv->waiters;
+		rv->waiters = NULL;
+		release = rv->release;
+		rv->taking = false;
+		pthread_cond_broadcast(&rv->ha_cond);
+		pthread_mutex_unlock(&rv->ha_mu);
+		__atomic_add_fetch(&rv->refused, 1, __ATOMIC_RELAXED);
+		release_all(list, release, -ESHUTDOWN);
+		return NULL;
+	}
 
 	pthread_mutex_lock(&rv->ha_mu);
 	list = rv->waiters;
 	rv->waiters = NULL;
+	release = rv->release;
 	if (!ret) {
 		set_lock_state(rv, RBD_LOCK_OWNED);
-		__atomic_add_fetch(&rv->takeovers, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rv->checked_gen, gen, __ATOMIC_RELEASE);
+		if (!rv->take_checks)
+			__atomic_add_fetch(&rv->takeovers, 1, __ATOMIC_RELAXED);
 	} else if (lock_state(rv) == RBD_LOCK_TAKING) {
 		/* A later write tries again. */
 		set_lock_state(rv, RBD_LOCK_NONE);
@@ -169,20 +234,24 @@ static void *take_main(void *arg)
 	if (ret)
 		rblk_err("volume %s: cannot take the lock of image %s/%s: %s; writes here are refused until it can",
 			 rv->name, rv->pool, rv->image_name, strerror(-ret));
-	else
+	else if (!rv->take_checks)
 		rblk_info("volume %s: this target holds the lock of image %s/%s",
 			  rv->name, rv->pool, rv->image_name);
-	while (list) {			/* held newest first: oldest goes first */
-		op = list;
-		list = *tgt_rbd_op_next(op);
-		*tgt_rbd_op_next(op) = fifo;
-		fifo = op;
-	}
-	while ((op = fifo)) {
-		fifo = *tgt_rbd_op_next(op);
-		tgt_rbd_op_release(op, ret ? -ESHUTDOWN : 0);
-	}
+	release_all(list, release, ret ? -ESHUTDOWN : 0);
 	return NULL;
+}
+
+/*
+ * Whether the lock is known ours for io's session.  A target that owned
+ * it cannot tell from librbd that another target broke it (its handle is
+ * blocklisted: no notice reaches it), and a client that fails over here
+ * may be running from exactly that.  So the first write of every session
+ * that logged in since the last check asks the cluster first.
+ */
+static bool checked(struct rbd_vol *rv, const struct tgt_io *io)
+{
+	return (int32_t)(io->login_gen -
+			 __atomic_load_n(&rv->checked_gen, __ATOMIC_ACQUIRE)) <= 0;
 }
 
 /* What makes this target the writer.  FLUSH too: librbd would otherwise
@@ -198,7 +267,8 @@ static int refuse(struct rbd_vol *rv)
 	return -ESHUTDOWN;
 }
 
-int tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_op *op, struct tgt_io *io)
+int tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_ha_wait *w, struct tgt_io *io,
+		    rbd_ha_release_fn release)
 {
 	pthread_t thr;
 	int st;
@@ -209,11 +279,11 @@ int tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_op *op, struct tgt_io *io)
 	st = lock_state(rv);
 	if (st == RBD_LOCK_FENCED)
 		return refuse(rv);
-	if (st == RBD_LOCK_OWNED || !takes_lock(io))
+	if (!takes_lock(io) || (st == RBD_LOCK_OWNED && checked(rv, io)))
 		return 0;
 	pthread_mutex_lock(&rv->ha_mu);
 	st = lock_state(rv);
-	if (st == RBD_LOCK_OWNED) {
+	if (st == RBD_LOCK_OWNED && checked(rv, io)) {
 		pthread_mutex_unlock(&rv->ha_mu);
 		return 0;
 	}
@@ -221,19 +291,22 @@ int tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_op *op, struct tgt_io *io)
 		pthread_mutex_unlock(&rv->ha_mu);
 		return refuse(rv);
 	}
-	if (st == RBD_LOCK_NONE) {
+	if (st != RBD_LOCK_TAKING) {
 		if (pthread_create(&thr, NULL, take_main, rv)) {
 			pthread_mutex_unlock(&rv->ha_mu);
 			return -ENOMEM;
 		}
 		pthread_detach(thr);
 		rv->taking = true;
+		rv->take_checks = st == RBD_LOCK_OWNED;
 		set_lock_state(rv, RBD_LOCK_TAKING);
-		rblk_info("volume %s: first write here: taking the lock of image %s/%s",
-			  rv->name, rv->pool, rv->image_name);
+		if (!rv->take_checks)
+			rblk_info("volume %s: first write here: taking the lock of image %s/%s",
+				  rv->name, rv->pool, rv->image_name);
 	}
-	*tgt_rbd_op_next(op) = rv->waiters;
-	rv->waiters = op;
+	w->next = rv->waiters;
+	rv->waiters = w;
+	rv->release = release;
 	pthread_mutex_unlock(&rv->ha_mu);
 	return 1;
 }
@@ -271,22 +344,21 @@ static void *recover_main(void *arg)
 	return NULL;
 }
 
-int tgt_rbd_ha_result(struct rbd_vol *rv, int ret)
+/*
+ * This target was fenced (ret: what the cluster said): from here every
+ * request is refused, no session of before may ever write again
+ * (tgt_rbd_ha_gate), and the image is reopened as a standby.  Any
+ * thread; the first caller does it.
+ */
+static void fence(struct rbd_vol *rv, int ret)
 {
 	pthread_t thr;
 
-	/* EBLOCKLISTED always means fenced; EROFS only once the lock was
-	 * ours (it went without a blocklist). */
-	if (ret != -ESHUTDOWN && (ret != -EROFS || lock_state(rv) != RBD_LOCK_OWNED))
-		return ret;
-	__atomic_add_fetch(&rv->refused, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&rv->ha_mu);
 	if (lock_state(rv) == RBD_LOCK_FENCED || rv->stopping) {
 		pthread_mutex_unlock(&rv->ha_mu);
-		return -ESHUTDOWN;
+		return;
 	}
-	/* From here every request is refused, and no session of before may
-	 * ever write again (tgt_rbd_ha_gate). */
 	set_lock_state(rv, RBD_LOCK_FENCED);
 	__atomic_add_fetch(&rv->vol->epoch, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&rv->fenced, 1, __ATOMIC_RELAXED);
@@ -297,6 +369,16 @@ int tgt_rbd_ha_result(struct rbd_vol *rv, int ret)
 		rv->recovering = true;
 	}
 	pthread_mutex_unlock(&rv->ha_mu);
+}
+
+int tgt_rbd_ha_result(struct rbd_vol *rv, int ret)
+{
+	/* EBLOCKLISTED always means fenced; EROFS only once the lock was
+	 * ours (it went without a blocklist). */
+	if (ret != -ESHUTDOWN && (ret != -EROFS || lock_state(rv) != RBD_LOCK_OWNED))
+		return ret;
+	__atomic_add_fetch(&rv->refused, 1, __ATOMIC_RELAXED);
+	fence(rv, ret);
 	return -ESHUTDOWN;
 }
 

@@ -19,6 +19,14 @@
 /* How long opening an image may wait for the OSDs. */
 #define TGT_RBD_OPEN_TIMEOUT_S	20
 
+/* A request rbd_ha.c holds while a takeover runs (in rbd.c's request). */
+struct rbd_ha_wait {
+	struct rbd_ha_wait *next;
+};
+/* rbd.c's: gives a held request back to its reactor (any thread): it is
+ * started there when res is 0, else completed with res. */
+typedef void (*rbd_ha_release_fn)(struct rbd_ha_wait *w, int res);
+
 /* Where an rbd_ha volume's exclusive lock is (rbd_ha.c). */
 enum rbd_lock_state {
 	RBD_LOCK_NONE,		/* not ours: reads go, writes take it first */
@@ -66,8 +74,13 @@ struct rbd_vol {
 	int      lock_state;		/* __atomic: enum rbd_lock_state */
 	pthread_mutex_t ha_mu;		/* waiters, the threads, the handle swap */
 	pthread_cond_t  ha_cond;
-	struct rbd_op  *waiters;	/* writes held until the lock is ours */
+	struct rbd_ha_wait *waiters;	/* requests held until the lock is ours */
+	rbd_ha_release_fn release;	/* how they go back (rbd.c) */
 	bool     taking, recovering, stopping;	/* threads running; stop asked */
+	bool     take_checks;		/* the take thread checks a lock we held */
+	/* __atomic: vol->login_gen when the lock was last known ours; a
+	 * write of a later session checks it at the cluster first. */
+	uint32_t checked_gen;
 	pthread_t take_thr, recover_thr;
 	char     last_owner[128];	/* the holder the last takeover fenced */
 	/* __atomic counters, for volume show */
@@ -76,26 +89,18 @@ struct rbd_vol {
 	uint64_t refused;		/* requests refused as fenced or stale */
 };
 
-/* ---- rbd.c: the I/O path -------------------------------------------- */
-
-struct rbd_op;
 struct json_object;
-
-/* A request held by rbd_ha.c goes back to its reactor (any thread):
- * started there when res is 0, else completed with res. */
-void tgt_rbd_op_release(struct rbd_op *op, int res);
-/* The request after op in a held list (rbd_ha.c links them). */
-struct rbd_op **tgt_rbd_op_next(struct rbd_op *op);
 
 /* ---- rbd_ha.c: takeover and fencing ----------------------------------- */
 
 /*
- * Whether op may go to librbd now: 0 yes; 1 held (a takeover runs first;
- * tgt_rbd_op_release gives it back); -ESHUTDOWN refused (fenced, or its
- * session logged in before the last fence).  Reactor thread; op->io is
- * set and op counted in rv->in_flight.
+ * Whether the request io (its wait node w) may go to librbd now: 0 yes;
+ * 1 held (a takeover runs first; release gives it back); -ESHUTDOWN
+ * refused (fenced, or its session logged in before the last fence).
+ * Reactor thread; the request is counted in rv->in_flight.
  */
-int  tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_op *op, struct tgt_io *io);
+int  tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_ha_wait *w, struct tgt_io *io,
+		     rbd_ha_release_fn release);
 /* A request came back with ret: a fenced handle (-ESHUTDOWN, librbd's
  * EBLOCKLISTED, or -EROFS: the lock was broken) fences the volume and
  * reopens it.  Returns the result to report. */
@@ -120,8 +125,32 @@ int  tgt_rbd_remove_store(const struct tgt_volume_cfg *cfg, char *err,
 int  tgt_rbd_grow_store(struct tgt_volume *vol, uint64_t size, char *err,
 			size_t errlen);
 void tgt_rbd_describe(struct tgt_volume *vol, struct json_object *o);
-/* Closes rv's fenced image and handle and opens them again with a new
- * handle (rbd_ha.c's reopen thread).  0 or -errno with a message. */
+
+/* ---- rbd_attach.c: reaching an image, letting it go -------------------- */
+
+/*
+ * Opens name in io within TGT_RBD_OPEN_TIMEOUT_S.  On -ETIMEDOUT librbd
+ * still owns the open in progress: its memory is left to it, and the
+ * caller must leave io (and its cluster) alone too (*stuck set).
+ */
+int  tgt_rbd_open_image(rados_ioctx_t io, const char *name, bool read_only,
+			rbd_image_t *image, bool *stuck);
+/* Closes an image within a bound (it flushes).  0 or -errno; *stuck
+ * when librbd still has the close. */
+int  tgt_rbd_close_image(rbd_image_t image, bool *stuck);
+/*
+ * rv's cluster handle, pool and image, with its size, features and id,
+ * and the update watch.  0, or -errno with a message in err (then nothing
+ * is held, or, when *stuck, librbd still owns an open in progress and rv
+ * must be left to it).
+ */
+int  tgt_rbd_attach(struct rbd_vol *rv, const struct tgt_rbd_cfg *c,
+		    uint64_t *size, bool *stuck, char *err, size_t errlen);
+/* Lets go of all that once librbd has none of our requests left (waits a
+ * bounded time for them).  0, or -errno when something was left open. */
+int  tgt_rbd_detach(struct rbd_vol *rv);
+/* tgt_rbd_detach, then tgt_rbd_attach with a new cluster handle (the
+ * reopen of a fenced rbd_ha volume).  0 or -errno with a message. */
 int  tgt_rbd_reattach(struct rbd_vol *rv, char *err, size_t errlen);
 
 #endif /* RBLK_TARGET_RBD_INT_H */

@@ -34,6 +34,10 @@ struct tgt_volume {
 	/* __atomic: bumped when another target fenced this one (rbd_ha):
 	 * sessions that logged in before belong to the old owner. */
 	uint32_t epoch;
+	/* __atomic: bumped at every LOGIN; a session's number says whether
+	 * rbd_ha has checked the lock since it came (a new client, or one
+	 * that failed over here). */
+	uint32_t login_gen;
 	void    *be_priv;		/* backend's per-volume state */
 	struct tgt_be_stats *be_stats;	/* in flight, latency (be_stats.h) */
 };

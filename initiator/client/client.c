@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +34,6 @@ static const struct rblk_client_transport_ops *const transports[] = {
 	&rblk_client_tcp_ops,
 	&rblk_client_rdma_ops,
 };
-
-void rblk_client_set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const struct rblk_client_transport_ops *find_transport(const char *name)
 {

@@ -180,6 +180,7 @@ ha_end() {	# the file system checks clean, sums hold; detach; stop targets
 	detach "$DEV"
 	kill "$A_PID" "$B_PID" 2>/dev/null
 	wait
+	return 0
 }
 ha_mount() {
 	mkfs.xfs -q -f "$DEV" >mkfs.log 2>&1 || { cat mkfs.log; ha_fail "mkfs.xfs failed"; }
@@ -273,6 +274,7 @@ case_ha_rdma_tcp() {
 	detach "$DEV"
 	kill "$A_PID"
 	wait
+	return 0
 }
 
 run_case -t 420 xfs-rdma case_xfs_rdma
