@@ -478,16 +478,17 @@ static int check_volume_name(const struct rblk_client_opts *opts, char *errbuf,
 /* Keeps the caller's strings: a reconnect needs them after open returned. */
 static int copy_opts(struct rblk_queue *q, const struct rblk_client_opts *o)
 {
-	const char *src[] = { o->host, o->port, o->volume, o->hostname,
-			      o->transport, o->secret_file, o->source_addr };
-	const char **dst[] = { &q->opts.host, &q->opts.port, &q->opts.volume,
-			       &q->opts.hostname, &q->opts.transport,
+	const char *src[] = { o->volume, o->hostname, o->secret_file, o->source_addr };
+	const char **dst[] = { &q->opts.volume, &q->opts.hostname,
 			       &q->opts.secret_file, &q->opts.source_addr };
 	_Static_assert(ARRAY_SIZE(src) == ARRAY_SIZE(q->strs),
 		       "one copy per string option");
 
 	q->opts = *o;
-	/* The caller's arrays: rblk_paths_init keeps copies. */
+	/* Where to connect is the paths' (rblk_paths_init keeps copies of
+	 * host, port, transport and the caller's arrays): none of it is
+	 * read from q->opts. */
+	q->opts.host = q->opts.port = q->opts.transport = NULL;
 	q->opts.alt_paths = NULL;
 	q->opts.n_alt_paths = 0;
 	q->opts.expect_uuid = NULL;

@@ -31,7 +31,7 @@ struct rblk_queue {
 	const struct rblk_client_transport_ops *ops;
 	struct rblk_client_conn *conn;	/* NULL while not connected */
 	struct rblk_client_opts opts;	/* strings point into owned copies */
-	char *strs[7];			/* the copies, freed with the queue */
+	char *strs[4];			/* the copies, freed with the queue */
 	char host[RBLK_NAME_MAX];	/* name sent in LOGIN */
 	struct rblk_volume_info info;
 	unsigned depth;			/* granted at open; never changes */
