@@ -115,13 +115,14 @@ void rblk_path_set(struct rblk_queue *q, unsigned idx, enum rblk_path_state s,
 {
 	struct rblk_qpath *p = &q->paths[idx];
 
+	/* A path that reaches another volume stays marked, with its reason,
+	 * and its refusal counts once (the attempt that found it fails too). */
+	if (p->state == RBLK_PATH_OTHER_VOLUME)
+		return;
 	if (s == RBLK_PATH_FAILED || s == RBLK_PATH_OTHER_VOLUME) {
 		p->failures++;
 		snprintf(p->why, sizeof(p->why), "%.159s", why ? why : "");
 	}
-	/* A path that reaches another volume stays marked. */
-	if (p->state == RBLK_PATH_OTHER_VOLUME)
-		return;
 	if (p->state != s)
 		p->since = rblk_now_ms();
 	p->state = s;
