@@ -288,3 +288,126 @@ vm_pair_run() {	# name script [client vm-run options...]
 	rm -rf "$VM_SCRATCH" && mkdir -p "$VM_SCRATCH" || { echo "vm_pair_run: cannot create $VM_SCRATCH"; return 1; }
 	_vm_run_pair_cmd "$name" "$RBLK_BUILD/vm/$name.console" "${@:2}"
 }
+
+# --- several nodes on one segment ------------------------------------------
+# vm_cluster_suite NAME NODE=IP[/CPUS[/MEM]]... -- [client vm-run options...]
+# boots a client node and the named nodes, each NIC on a port of one
+# switch (tests/vm/vswitch, ports "client" and the node names).  Each node
+# runs guest/node-agent with the folder chan/node-NODE and its address
+# IP/24 (host name rblk-NODE, no disk: what a node keeps is in its
+# tmpfs); the client node runs guest/suite-NAME.guest.sh, whose cases
+# drive the nodes through guest/cluster.sh.  The host serves the client's
+# requests (the folder chan/host): power-cut.NODE, power-on.NODE,
+# block.X.Y and unblock.X.Y (the switch drops, or passes again, the
+# frames between ports X and Y).  Consoles:
+# $RBLK_BUILD/vm/NAME.NODE.console.BOOT; the switch's log
+# $RBLK_BUILD/vm/NAME.switch.log.
+declare -A _node_ip _node_cpus _node_mem _node_boot _node_pid
+_cluster_nodes=()
+
+_cluster_node_start() {	# suite node
+	local s=$1 n=$2
+	_node_boot[$n]=$((${_node_boot[$n]:-0} + 1))
+	rm -f "$VM_SCRATCH/node-$n.pid"
+	mkdir -p "$VM_SCRATCH/chan/node-$n"
+	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-3000}" -c "${_node_cpus[$n]}" -m "${_node_mem[$n]}" \
+		-H "rblk-$n" -N "$VM_SCRATCH/sw/$n.sock" -o "$VM_SCRATCH" -P "$VM_SCRATCH/node-$n.pid" \
+		-e RBLK_NODE_BOOT="${_node_boot[$n]}" -e RBLK_NODE_NAME="$n" \
+		-- "$VM_DIR/guest/node-agent" "$VM_SCRATCH/chan/node-$n" "${_node_ip[$n]}/24" \
+		>"$RBLK_BUILD/vm/$s.$n.console.${_node_boot[$n]}" 2>&1 &
+	_node_pid[$n]=$!
+}
+
+_cluster_node_kill() {	# node
+	local q
+	for _ in $(seq 100); do [ -s "$VM_SCRATCH/node-$1.pid" ] && break; sleep 0.1; done
+	read -r q <"$VM_SCRATCH/node-$1.pid" 2>/dev/null && kill -KILL "$q" 2>/dev/null
+	wait "${_node_pid[$1]}" 2>/dev/null
+}
+
+_vswitch() {	# command: one command to the switch; prints its answer
+	python3 - "$VM_SCRATCH/sw/ctl.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.recv(512).decode().strip())
+PY
+}
+
+# Answers one request of the client node (a file in chan/host).
+_cluster_request() {	# suite req
+	local req=$2 base what x y
+	base=${req##*/}
+	IFS=. read -r what x y _ <<<"$base"
+	case $what in
+	power-cut) [ -n "${_node_ip[$x]:-}" ] && _cluster_node_kill "$x"
+		   echo "cut" ;;
+	power-on)  rm -f "$VM_SCRATCH/chan/node-$x/dead"; _cluster_node_start "$1" "$x"
+		   echo "${_node_boot[$x]}" ;;
+	block|unblock) _vswitch "$what $x $y" ;;
+	*)         echo "unknown request $what" ;;
+	esac >"${req%.req}.tmp" 2>&1
+	# Whole, or not there: the client reads it as soon as it exists.
+	mv "${req%.req}.tmp" "${req%.req}.done"
+	rm -f "$req"
+}
+
+# One boot of the cluster; the client node runs SCRIPT (bash).
+_vm_run_cluster() {	# name console client-vm-run-options...
+	local name=$1 console=$2 cpid rc n req swpid alive
+	shift 2
+	mkdir -p "$VM_SCRATCH/chan/host" "$VM_SCRATCH/sw"
+	python3 "$VM_DIR/vswitch" "$VM_SCRATCH/sw" client "${_cluster_nodes[@]}" \
+		>>"$RBLK_BUILD/vm/$name.switch.log" 2>&1 &
+	swpid=$!
+	for _ in $(seq 100); do [ -S "$VM_SCRATCH/sw/ctl.sock" ] && break; sleep 0.1; done
+	_node_boot=()
+	for n in "${_cluster_nodes[@]}"; do _cluster_node_start "$name" "$n"; done
+	"$VM_DIR/vm-run" -t 3000 -H rblk-client -N "$VM_SCRATCH/sw/client.sock" -o "$VM_SCRATCH" \
+		-e RBLK_CLUSTER_NODES="$(for n in "${_cluster_nodes[@]}"; do printf '%s=%s ' "$n" "${_node_ip[$n]}"; done)" \
+		"$@" ${RBLK_VM_TIMEOUT:+-t "$RBLK_VM_TIMEOUT"} \
+		-- bash "$VM_DIR/guest/suite-$name.guest.sh" > >(tee "$console") 2>&1 &
+	cpid=$!
+	while kill -0 "$cpid" 2>/dev/null; do
+		for req in "$VM_SCRATCH"/chan/host/*.req; do
+			[ -e "$req" ] && _cluster_request "$name" "$req"
+		done
+		# A node that died unasked: calls to it fail at once.
+		for n in "${_cluster_nodes[@]}"; do
+			kill -0 "${_node_pid[$n]}" 2>/dev/null || [ -e "$VM_SCRATCH/chan/node-$n/dead" ] ||
+				: >"$VM_SCRATCH/chan/node-$n/dead"
+		done
+		sleep 0.2
+	done
+	wait "$cpid"
+	rc=$?
+	for n in "${_cluster_nodes[@]}"; do : >"$VM_SCRATCH/chan/node-$n/stop"; done
+	for _ in $(seq 100); do
+		alive=0
+		for n in "${_cluster_nodes[@]}"; do kill -0 "${_node_pid[$n]}" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	for n in "${_cluster_nodes[@]}"; do _cluster_node_kill "$n"; done
+	kill "$swpid" 2>/dev/null
+	wait "$swpid" 2>/dev/null
+	return "$rc"
+}
+
+vm_cluster_suite() {	# name NODE=IP[/CPUS[/MEM]]... -- [client vm-run options...]
+	local name=$1 spec n rest
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		spec=$1 n=${1%%=*} rest=${1#*=}
+		shift
+		[[ $n =~ ^[a-z][a-z0-9]*$ ]] && [ "$n" != client ] ||
+			{ echo "vm_cluster_suite: bad node name in $spec"; exit 1; }
+		IFS=/ read -r _node_ip[$n] _node_cpus[$n] _node_mem[$n] <<<"$rest"
+		_node_cpus[$n]=${_node_cpus[$n]:-1} _node_mem[$n]=${_node_mem[$n]:-1G}
+		_cluster_nodes+=("$n")
+	done
+	[ "${1:-}" = -- ] && shift
+	_vm_suite_main _vm_run_cluster "$name" "$@"
+}
