@@ -50,6 +50,8 @@
 #define REOPEN_RETRY_MS		5000
 /* How long a closing volume waits for its takeover or reopen. */
 #define STOP_WAIT_MS		5000
+/* How often a target that holds the lock asks whether it still does. */
+#define OWNER_CHECK_MS		2000
 
 const char *tgt_rbd_lock_state_str(int state)
 {
@@ -79,11 +81,22 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+static void *watch_main(void *arg);
+
 void tgt_rbd_ha_init(struct rbd_vol *rv)
 {
+	pthread_t thr;
+
 	pthread_mutex_init(&rv->ha_mu, NULL);
 	pthread_cond_init(&rv->ha_cond, NULL);
 	set_lock_state(rv, RBD_LOCK_NONE);
+	if (pthread_create(&thr, NULL, watch_main, rv)) {
+		rblk_warn("volume %s: no owner watch (cannot start a thread): a fence is seen at the next write only",
+			  rv->name);
+		return;
+	}
+	pthread_detach(thr);
+	rv->watch_running = true;
 }
 
 /* Breaks every holder of the lock (each is blocklisted first).  Returns
@@ -311,6 +324,45 @@ int tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_ha_wait *w, struct tgt_io *io
 	return 1;
 }
 
+/*
+ * The owner watch.  A target that holds the lock hears nothing when
+ * another target breaks it (its handle is blocklisted: no notice reaches
+ * it), so until a write of its own failed it would go on saying "owned"
+ * and, when a client fails back to it, first find out and reopen then.
+ * So while it holds the lock it asks the cluster every OWNER_CHECK_MS:
+ * fenced, it reopens as a standby at once.
+ */
+static void *watch_main(void *arg)
+{
+	struct rbd_vol *rv = arg;
+	struct timespec until;
+	int ret;
+
+	pthread_mutex_lock(&rv->ha_mu);
+	while (!rv->stopping) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)OWNER_CHECK_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&rv->ha_cond, &rv->ha_mu, &until);
+		if (rv->stopping || rv->taking || rv->recovering ||
+		    lock_state(rv) != RBD_LOCK_OWNED)
+			continue;
+		rv->checking = true;
+		pthread_mutex_unlock(&rv->ha_mu);
+		ret = still_ours(rv);
+		if (ret == -ESHUTDOWN)
+			fence(rv, ret);
+		pthread_mutex_lock(&rv->ha_mu);
+		rv->checking = false;
+		pthread_cond_broadcast(&rv->ha_cond);
+	}
+	rv->watch_running = false;
+	pthread_cond_broadcast(&rv->ha_cond);
+	pthread_mutex_unlock(&rv->ha_mu);
+	return NULL;
+}
+
 /* The reopen thread: a new cluster handle and image, then standby. */
 static void *recover_main(void *arg)
 {
@@ -318,6 +370,12 @@ static void *recover_main(void *arg)
 	char err[512];
 	int ret;
 
+	/* The handle goes away under whoever still asks the cluster through
+	 * it: a take thread that found the fence, or the owner watch. */
+	pthread_mutex_lock(&rv->ha_mu);
+	while (rv->taking || rv->checking)
+		pthread_cond_wait(&rv->ha_cond, &rv->ha_mu);
+	pthread_mutex_unlock(&rv->ha_mu);
 	for (;;) {
 		if (__atomic_load_n(&rv->stopping, __ATOMIC_ACQUIRE))
 			break;
@@ -391,10 +449,11 @@ bool tgt_rbd_ha_stop(struct rbd_vol *rv)
 	until.tv_sec += STOP_WAIT_MS / 1000;
 	pthread_mutex_lock(&rv->ha_mu);
 	__atomic_store_n(&rv->stopping, true, __ATOMIC_RELEASE);
-	while ((rv->taking || rv->recovering) &&
+	pthread_cond_broadcast(&rv->ha_cond);	/* the owner watch ends */
+	while ((rv->taking || rv->recovering || rv->watch_running) &&
 	       !pthread_cond_timedwait(&rv->ha_cond, &rv->ha_mu, &until))
 		;
-	stopped = !rv->taking && !rv->recovering;
+	stopped = !rv->taking && !rv->recovering && !rv->watch_running;
 	pthread_mutex_unlock(&rv->ha_mu);
 	if (!stopped)
 		rblk_warn("volume %s: a takeover or reopen is still at the cluster at close: image left open",

@@ -77,11 +77,12 @@ struct rbd_vol {
 	struct rbd_ha_wait *waiters;	/* requests held until the lock is ours */
 	rbd_ha_release_fn release;	/* how they go back (rbd.c) */
 	bool     taking, recovering, stopping;	/* threads running; stop asked */
+	bool     checking;		/* the owner watch is at the cluster */
+	bool     watch_running;		/* the owner watch thread lives */
 	bool     take_checks;		/* the take thread checks a lock we held */
 	/* __atomic: vol->login_gen when the lock was last known ours; a
 	 * write of a later session checks it at the cluster first. */
 	uint32_t checked_gen;
-	pthread_t take_thr, recover_thr;
 	char     last_owner[128];	/* the holder the last takeover fenced */
 	/* __atomic counters, for volume show */
 	uint64_t takeovers;		/* locks taken (from a holder or free) */

@@ -16,6 +16,9 @@
 #    volume show); a path to a target that exports another image under
 #    the same name is never used: the job fails at ctrl_loss_tmo instead,
 #    and that target saw no I/O;
+#  - owner-watch: A holds the lock and goes idle; B takes it over (a
+#    write through B): A, hearing nothing from librbd, finds out by its
+#    owner watch, counts the fence and reopens as a standby by itself;
 #  - path-order: a path list with a transport per path is parsed and
 #    used in order (tcp: prefix), the first path down at the start.
 . "$(dirname "$0")/lib.sh"
@@ -181,6 +184,30 @@ case_fence_stale_writer() {
 	stop_ab
 }
 
+case_owner_watch() {
+	local t0 t1 got
+	rbd_admin create --size 64M "$CEPH_POOL/ow" || return 1
+	start_ab ow
+	fio_pat "$PA" a-pat write 0x0a0a0a0a --do_verify=0 || return 1
+	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock: $(ha a lock)"; return 1; }
+	fio_pat "$PB" b-pat write 0x0b0b0b0b --do_verify=0 || return 1
+	[ "$(ha b lock)" = owned ] || { echo "B did not take the lock: $(ha b lock)"; return 1; }
+	t0=$(date +%s.%N)
+	for _ in $(seq 200); do
+		[ "$(ha a lock 2>/dev/null)" = standby ] && break
+		sleep 0.1
+	done
+	t1=$(date +%s.%N)
+	got=$(ha a lock)
+	[ "$got" = standby ] || { echo "idle A still says '$got' 20 s after B took over"; return 1; }
+	[ "$(ha a fenced)" = 1 ] || { echo "A counted $(ha a fenced) fences, not 1"; return 1; }
+	[ "$(ha a refused)" = 0 ] || { echo "idle A refused $(ha a refused) request(s)"; return 1; }
+	grep -q "fenced: another target took over" "$T/target.log" || { echo "A did not log the fence"; return 1; }
+	fio_pat "$PB" b-check read 0x0b0b0b0b || { echo "B's data is not there"; return 1; }
+	echo "note: idle A was a standby again $(echo "$t1 - $t0" | bc) s after B took over"
+	stop_ab
+}
+
 case_uuid() {
 	local ua ub uo t0
 	rbd_admin create --size 64M "$CEPH_POOL/id1" || return 1
@@ -228,6 +255,7 @@ case_path_order() {
 
 run_case failover-kill9 case_failover_kill9
 run_case fence-stale-writer case_fence_stale_writer
+run_case owner-watch case_owner_watch
 run_case uuid case_uuid
 run_case path-order case_path_order
 target_log_clean
