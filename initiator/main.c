@@ -708,9 +708,11 @@ int main(int argc, char **argv)
 		if (ret)
 			rblk_warn("path monitor: %s: standby paths are not probed", strerror(-ret));
 	}
-	rblk_info("/dev/ublkb%u: volume %s on %s (%s), %u queues x %u",
-		  d->info.dev_id, d->o.volume, d->o.host, d->o.transport,
-		  d->nq, d->info.queue_depth);
+	/* The first path's transport: a "rdma:" prefix is there, not in
+	 * --transport. */
+	rblk_info("/dev/ublkb%u: volume %s on %s (%s), %u queues x %u%s",
+		  d->info.dev_id, d->o.volume, d->paths[0].host, d->paths[0].transport,
+		  d->nq, d->info.queue_depth, d->npaths > 1 ? ", more paths standing by" : "");
 	report(d, "OK ublkb%u", d->info.dev_id);
 
 	serve(d, sfd);
