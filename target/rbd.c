@@ -45,6 +45,7 @@ struct rbd_op {
 	struct rbd_op   *next;		/* done stack or free list */
 	struct rbd_rctx *rc;
 	struct rbd_vol  *rv;
+	int64_t         *in_flight;	/* rv's counter when it was sent */
 	struct tgt_io   *io;
 	rbd_completion_t comp;
 	struct iovec     iov;
@@ -83,7 +84,7 @@ static void op_push(struct rbd_op *op, bool counted)
 	 * tells it a callback still has rc's eventfd to write. */
 	__atomic_add_fetch(&rc->in_callback, 1, __ATOMIC_ACQ_REL);
 	if (counted)
-		__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_SEQ_CST);
+		__atomic_sub_fetch(op->in_flight, 1, __ATOMIC_SEQ_CST);
 	do {
 		op->next = head;
 	} while (!__atomic_compare_exchange_n(&rc->done, &head, op, true,
@@ -176,7 +177,7 @@ static void held_back(struct rbd_rctx *rc, struct rbd_op *op)
 		ret = op_start(op, op->rv->image);
 	if (!ret)
 		return;
-	__atomic_sub_fetch(&op->rv->in_flight, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(op->in_flight, 1, __ATOMIC_SEQ_CST);
 	rbd_aio_release(op->comp);
 	op_put(rc, op);
 	rc->outstanding--;
@@ -310,6 +311,7 @@ static int rbd_submit(struct tgt_io *io, void *ctx)
 		return -ENOMEM;
 	op->rc = rc;
 	op->rv = rv;
+	op->in_flight = __atomic_load_n(&rv->in_flight, __ATOMIC_ACQUIRE);
 	op->io = io;
 	ret = rbd_aio_create_completion(op, op_done, &op->comp);
 	if (ret < 0) {
@@ -318,7 +320,7 @@ static int rbd_submit(struct tgt_io *io, void *ctx)
 	}
 	/* Counted before librbd has it: its callback may run at once.  And
 	 * before rbd_ha.c looks at the lock: a reopen waits for none left. */
-	__atomic_add_fetch(&rv->in_flight, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(op->in_flight, 1, __ATOMIC_SEQ_CST);
 	ret = rv->ha ? tgt_rbd_ha_gate(rv, &op->wait, io, op_release) : 0;
 	if (ret == 1) {
 		rc->outstanding++;	/* held: op_release brings it back */
@@ -327,7 +329,7 @@ static int rbd_submit(struct tgt_io *io, void *ctx)
 	if (!ret)
 		ret = op_start(op, rv->image);
 	if (ret < 0) {
-		__atomic_sub_fetch(&rv->in_flight, 1, __ATOMIC_SEQ_CST);
+		__atomic_sub_fetch(op->in_flight, 1, __ATOMIC_SEQ_CST);
 		rbd_aio_release(op->comp);
 		op_put(rc, op);
 		return ret;

@@ -223,7 +223,7 @@ int tgt_rbd_detach(struct rbd_vol *rv)
 		rbd_update_unwatch(rv->image, rv->watch_handle);
 	rv->watching = false;
 	for (int waited = 0; waited < CLOSE_WAIT_MS; waited += 10) {
-		left = __atomic_load_n(&rv->in_flight, __ATOMIC_ACQUIRE);
+		left = __atomic_load_n(rv->in_flight, __ATOMIC_ACQUIRE);
 		if (!left)
 			break;
 		usleep(10000);
@@ -248,6 +248,35 @@ int tgt_rbd_detach(struct rbd_vol *rv)
 	return 0;
 }
 
+/*
+ * A fenced handle with requests librbd never gives back (a write sent
+ * just as the lock was broken waited in librbd for a lock it can no
+ * longer get: seen in the VM, a partitioned target with a writer of its
+ * own) cannot be closed, and waiting for it kept the target fenced for
+ * good.  So the handle is left to those requests, with their counter:
+ * their completion, if it ever comes, needs only the request and that
+ * counter.  The cluster handle stays open with it; a fence is rare and
+ * costs one handle at most.  0 or -ENOMEM.
+ */
+static int abandon_handle(struct rbd_vol *rv)
+{
+	int64_t *fresh = calloc(1, sizeof(*fresh));
+	int64_t left;
+
+	if (!fresh)
+		return -ENOMEM;
+	left = __atomic_load_n(rv->in_flight, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&rv->in_flight, fresh, __ATOMIC_RELEASE);
+	rv->image = NULL;
+	rv->io = NULL;
+	rv->cl = NULL;
+	__atomic_add_fetch(&rv->abandoned, 1, __ATOMIC_RELAXED);
+	rblk_warn("volume %s: left the fenced handle of image %s/%s open to its %" PRId64
+		  " request(s) that librbd does not give back; reopening with a new one",
+		  rv->name, rv->pool, rv->image_name, left);
+	return 0;
+}
+
 int tgt_rbd_reattach(struct rbd_vol *rv, char *err, size_t errlen)
 {
 	uint64_t size;
@@ -255,6 +284,8 @@ int tgt_rbd_reattach(struct rbd_vol *rv, char *err, size_t errlen)
 	int ret;
 
 	ret = tgt_rbd_detach(rv);
+	if (ret == -EBUSY)
+		ret = abandon_handle(rv);
 	if (ret) {
 		snprintf(err, errlen, "the fenced image could not be closed: %s",
 			 strerror(-ret));

@@ -476,6 +476,8 @@ void tgt_rbd_ha_describe(struct rbd_vol *rv, struct json_object *r)
 		(int64_t)__atomic_load_n(&rv->fenced, __ATOMIC_RELAXED)));
 	json_object_object_add(h, "refused", json_object_new_int64(
 		(int64_t)__atomic_load_n(&rv->refused, __ATOMIC_RELAXED)));
+	json_object_object_add(h, "abandoned_handles", json_object_new_int64(
+		(int64_t)__atomic_load_n(&rv->abandoned, __ATOMIC_RELAXED)));
 	json_object_object_add(h, "last_fenced_holder",
 			       json_object_new_string(rv->last_owner));
 	pthread_mutex_unlock(&rv->ha_mu);

@@ -41,6 +41,7 @@ static void make_uuid(struct tgt_volume *vol, struct rbd_vol *rv)
 static void rv_free(struct rbd_vol *rv)
 {
 	tgt_rbd_cfg_free(&rv->cfg);
+	free(rv->in_flight);
 	free(rv->pool);
 	free(rv->image_name);
 	free(rv);
@@ -55,7 +56,8 @@ int tgt_rbd_open_store(struct tgt_volume *vol, const struct tgt_volume_cfg *cfg,
 	bool stuck;
 	int ret;
 
-	if (!rv || !(rv->pool = strdup(c->pool)) ||
+	if (!rv || !(rv->in_flight = calloc(1, sizeof(*rv->in_flight))) ||
+	    !(rv->pool = strdup(c->pool)) ||
 	    !(rv->image_name = strdup(c->image)) || tgt_rbd_cfg_copy(&rv->cfg, c)) {
 		if (rv)
 			rv_free(rv);
@@ -273,7 +275,7 @@ void tgt_rbd_describe(struct tgt_volume *vol, struct json_object *o)
 		(int64_t)__atomic_load_n(&rv->resized_outside, __ATOMIC_SEQ_CST)));
 	json_object_object_add(r, "features", json_object_new_string(features));
 	json_object_object_add(r, "in_flight", json_object_new_int64(
-		__atomic_load_n(&rv->in_flight, __ATOMIC_RELAXED)));
+		__atomic_load_n(rv->in_flight, __ATOMIC_RELAXED)));
 	if (rv->ha)
 		tgt_rbd_ha_describe(rv, r);
 	json_object_object_add(o, "rbd", r);

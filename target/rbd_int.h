@@ -65,9 +65,13 @@ struct rbd_vol {
 	uint64_t expected_size;
 	uint64_t image_size;
 	uint64_t resized_outside;
-	/* __atomic: requests handed to librbd and not completed by it yet
-	 * (reactors add, librbd's callback thread subtracts). */
-	int64_t  in_flight;
+	/* __atomic: requests handed to librbd through the current image
+	 * handle and not completed by it yet (reactors add, librbd's
+	 * callback thread subtracts through the op's own pointer).  A
+	 * fenced handle left to requests that never come back keeps its
+	 * counter (tgt_rbd_reattach): a new one comes with the new handle. */
+	int64_t *in_flight;
+	uint64_t abandoned;		/* __atomic: fenced handles left open so */
 
 	/* ---- rbd_ha (rbd_ha.c) ----------------------------------------- */
 	bool     ha;
@@ -98,7 +102,7 @@ struct json_object;
  * Whether the request io (its wait node w) may go to librbd now: 0 yes;
  * 1 held (a takeover runs first; release gives it back); -ESHUTDOWN
  * refused (fenced, or its session logged in before the last fence).
- * Reactor thread; the request is counted in rv->in_flight.
+ * Reactor thread; the request is counted in *rv->in_flight.
  */
 int  tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_ha_wait *w, struct tgt_io *io,
 		     rbd_ha_release_fn release);
