@@ -215,10 +215,14 @@ test: all unit-tests $(FIO_ENGINE) fuzzers
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run
 
 # Long fault cycles that do not fit make test's time: 100 link drops in a
-# row under I/O on two VM nodes, with leak counts (suite-pair).
+# row under I/O on two VM nodes, with leak counts (suite-pair); then the
+# failover cases on four VM nodes (client, two targets, Ceph: soak-ha),
+# with 20 failovers in a row.
 soak: all $(FIO_ENGINE)
 	@BUILD=$(BUILD) RBLK_PAIR_DROPS=$${RBLK_PAIR_DROPS:-100} TESTS='vm/suite-pair*' \
 		RBLK_VM_CASES='ublk-link-drops' tests/run vm
+	@BUILD=$(BUILD) RBLK_SOAK=1 RBLK_HA_FAILOVERS=$${RBLK_HA_FAILOVERS:-20} \
+		TESTS='vm/soak-ha' tests/run vm
 
 # The VM suites on the newest trixie-backports kernel instead of Debian 12's
 # 6.12 (tests/vm/prepare fetches it); not part of make test, CI time is short.

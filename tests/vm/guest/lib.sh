@@ -71,6 +71,21 @@ nap() {		# SECS: sleep without starting a program (read times out on an idle pip
 	return 0
 }
 
+# fio verify on a file system (DIR), rate-capped so that a fault lands
+# mid-run; sets FIO_PID.  fs_fio_ok waits for it; on an error it prints
+# fio's output and calls FAIL (fail, or a suite's own) with the reason.
+fs_fio() {	# NAME DIR SIZE RATE
+	timeout 600 "${FIO:-fio}" --name="$1" --directory="$2" --rw=randwrite --bs=4k \
+		--size="$3" --rate="$4" --iodepth=8 --ioengine=libaio --direct=1 \
+		--verify=crc32c --verify_fatal=1 --verify_state_save=0 \
+		--output="$CASE_TMP/$1.out" &
+	FIO_PID=$!
+}
+fs_fio_ok() {	# NAME FAIL
+	wait "$FIO_PID" || { cat "$CASE_TMP/$1.out"; "$2" "fio $1 failed"; }
+	grep -q "err= 0" "$CASE_TMP/$1.out" || { cat "$CASE_TMP/$1.out"; "$2" "fio $1 reported errors"; }
+}
+
 # --- the runner ---------------------------------------------------------------
 # Every program start costs 0.1-1 s on the emulated CPU (more on a busy
 # host), so the runner itself uses shell builtins wherever it can.

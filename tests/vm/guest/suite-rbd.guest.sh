@@ -160,19 +160,9 @@ lock() {	# NAME: the rbd_ha lock state at target NAME
 		python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['lock'])"
 }
 
-# fio verify on the mounted file system, rate-capped so that faults land
-# mid-run; FIO_PID.
-ha_fio() {	# NAME SECONDS
-	timeout 300 fio --name="$1" --directory=/mnt/rbd --rw=randwrite --bs=4k \
-		--size=16M --rate=2m --iodepth=8 --ioengine=libaio --direct=1 \
-		--verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-		--output="$CASE_TMP/$1.out" &
-	FIO_PID=$!
-}
-ha_fio_ok() {	# NAME
-	wait "$FIO_PID" || { cat "$CASE_TMP/$1.out"; ha_fail "fio $1 failed"; }
-	grep -q "err= 0" "$CASE_TMP/$1.out" || { cat "$CASE_TMP/$1.out"; ha_fail "fio $1 reported errors"; }
-}
+# fio verify on the mounted file system (lib.sh); FIO_PID.
+ha_fio() { fs_fio "$1" /mnt/rbd 16M 2m; }	# NAME
+ha_fio_ok() { fs_fio_ok "$1" ha_fail; }		# NAME
 ha_end() {	# the file system checks clean, sums hold; detach; stop targets
 	(cd /mnt/rbd/tree && sha256sum -c --quiet "$CASE_TMP/sums") || ha_fail "checksums differ"
 	umount /mnt/rbd || ha_fail "umount failed"
