@@ -121,6 +121,8 @@ ha_ready() {
 	need_build rblk-target rblkctl rblk-initiator
 	grep -qa 'rbd image %s/%s' "$TGT" || skip "rblk-target built without the rbd backend (librbd-dev missing)"
 	trap 'rc=$?; [ $rc = 0 ] || dump_logs; save_logs' EXIT
+	# An earlier case that failed half-way may have left a link cut.
+	link_heal client a && link_heal client b || fail "cannot heal the client's links"
 	if [ -e "$STATE/dev" ]; then
 		DEV=$(cat "$STATE/dev")
 		mountpoint -q /mnt/ha || fail "an earlier case left $DEV unmounted"
@@ -238,7 +240,7 @@ case_power_off() {
 # system: once the takeover happened its writes are refused, and the
 # block keeps what the client wrote through the new target.
 case_partition() {
-	local act stb t0 ms n
+	local act stb t0 ms n stuck
 	ha_ready
 	need_build rblk-fio.so
 	act=$(active) stb=$(other "$(active)")
@@ -261,17 +263,24 @@ case_partition() {
 		ha_fail "the pattern write through node $stb failed"
 	# The late writer's next write is refused: its job fails (one
 	# program waits for it: a loop of them is slow on an emulated CPU,
-	# and the node's agent runs one command at a time).
-	node "$act" -t 90 "timeout 60 tail --pid=\$(cat /run/late.pid) -f /dev/null" >/dev/null ||
-		{ node "$act" "cat /run/late.out; pkill -x fio"; ha_fail "the writer on node $act still runs 60 s after the takeover"; }
+	# and the node's agent runs one command at a time).  Or librbd
+	# holds it for good (Ceph tracker 61607, docs/multipath.md): the
+	# node then left that handle open to it and opened a new one.
+	stuck=
+	if ! node "$act" -t 90 "timeout 60 tail --pid=\$(cat /run/late.pid) -f /dev/null" >/dev/null; then
+		[ "$(ha "$act" abandoned_handles)" -ge 1 ] ||
+			ha_fail "the writer on node $act still runs 60 s after the takeover, and no handle was left to librbd"
+		node "$act" "pkill -x fio" >/dev/null
+		stuck=" (one held by librbd at a handle left open)"
+	fi
 	node "$act" "grep -q 'fenced: another target took over' /run/target.log" ||
 		ha_fail "node $act did not find it was fenced"
 	n=$(ha "$act" refused)
-	[ "$n" -ge 1 ] || ha_fail "node $act refused nothing"
+	[ "$n" -ge 1 ] || [ -n "$stuck" ] || ha_fail "node $act refused nothing"
 	cmp <(dd if="$DEV" bs=4k skip=$((960 * 256)) count=1 iflag=direct status=none) "$CASE_TMP/pat" ||
 		ha_fail "a write from node $act landed after the takeover"
 	ha_fio_ok partition
-	log "link client-$act cut: a write completed through $stb $ms ms later; $act fenced, $n late request(s) refused, the block kept the client's data; fio verify clean"
+	log "link client-$act cut: a write completed through $stb $ms ms later; $act fenced, $n late request(s) refused$stuck, the block kept the client's data; fio verify clean"
 	echo "$ms" >"$STATE/partition-ms"
 	ha_fio heal
 	link_heal client "$act" || ha_fail "link_heal"
