@@ -312,7 +312,7 @@ _cluster_node_start() {	# suite node
 	mkdir -p "$VM_SCRATCH/chan/node-$n"
 	"$VM_DIR/vm-run" -t "${RBLK_VM_TIMEOUT:-3000}" -c "${_node_cpus[$n]}" -m "${_node_mem[$n]}" \
 		-H "rblk-$n" -N "$VM_SCRATCH/sw/$n.sock" -o "$VM_SCRATCH" -P "$VM_SCRATCH/node-$n.pid" \
-		-e RBLK_NODE_BOOT="${_node_boot[$n]}" -e RBLK_NODE_NAME="$n" \
+		-e RBLK_NODE_BOOT="${_node_boot[$n]}" \
 		-- "$VM_DIR/guest/node-agent" "$VM_SCRATCH/chan/node-$n" "${_node_ip[$n]}/24" \
 		>"$RBLK_BUILD/vm/$s.$n.console.${_node_boot[$n]}" 2>&1 &
 	_node_pid[$n]=$!

@@ -223,7 +223,6 @@ case_power_off() {
 	wait_until 30 lock_is "$stb" owned || ha_fail "node $stb does not hold the lock"
 	ha_fio_ok poweroff
 	log "node $act powered off: a write completed through $stb $ms ms later (keep-alive-tmo ${KA} s); fio verify clean"
-	echo "$ms" >"$STATE/poweroff-ms"
 	node_power_on "$act"
 	ha_fio rejoin
 	target_start "$act"
@@ -281,7 +280,6 @@ case_partition() {
 		ha_fail "a write from node $act landed after the takeover"
 	ha_fio_ok partition
 	log "link client-$act cut: a write completed through $stb $ms ms later; $act fenced, $n late request(s) refused$stuck, the block kept the client's data; fio verify clean"
-	echo "$ms" >"$STATE/partition-ms"
 	ha_fio heal
 	link_heal client "$act" || ha_fail "link_heal"
 	wait_until 60 lock_is "$act" standby || ha_fail "node $act did not reopen as standby: $(ha "$act" lock)"
