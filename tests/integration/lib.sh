@@ -14,9 +14,20 @@ FIO_ENGINE=$RBLK_BUILD/rblk-fio.so
 FIO_BIN=$(cat "$RBLK_BUILD/fio-bin" 2>/dev/null || command -v fio || echo fio)
 
 T=$(mktemp -d /tmp/rblk-test.XXXXXX)
+exec {_test_stdout}>&1
 _cleanup_pids=()
 _cleanup() {
 	local p
+	# A fail inside run_case exits the test with the case's output still
+	# in its log: show it, or the case ends without a word.
+	# (The trap runs inside the case's redirection: write to the test's
+	# own stdout, kept in _test_stdout.)
+	if [ -n "${_case_name:-}" ]; then
+		{
+			sed 's/^/    /' "$_case_out" | tail -n "${RUN_CASE_TAIL:-25}"
+			echo "RBLK-CASE: FAIL $_case_name $(grep -v '^[[:space:]]*$' "$_case_out" | tail -n 1)"
+		} >&"$_test_stdout"
+	fi
 	for p in "${_cleanup_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${_cleanup_pids[@]}"; do
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -38,11 +49,13 @@ require_fio_engine() {
 	command -v "$FIO_BIN" >/dev/null 2>&1 || [ -x "$FIO_BIN" ] || skip "no fio binary"
 }
 
-# A free TCP port on loopback (asks the kernel, then releases it).
+# A free TCP port on loopback (asks the kernel, then releases it).  Below
+# the kernel's ephemeral range (32768 up, by default): the local end of
+# some connection refuses a connect (looks free) and may still fail a bind.
 free_port() {
 	local p
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
 	done
 	return 1
@@ -69,16 +82,21 @@ start_target() {
 	wait_port "$PORT" 10 || { cat "$T/target.log"; fail "target did not listen on $PORT"; }
 }
 
-# stop_target [SIGNAL]: signals the target, waits up to 5 s; fails if it
-# does not exit in time.  Leaves the exit status in TARGET_RC.
+# stop_target [SIGNAL]: signals the target, waits up to 10 s; fails if it
+# does not exit in time.  Leaves the exit status in TARGET_RC.  The
+# target itself closes connections hard 3 s into a drain and gives up at
+# 4 s (TGT_REACTOR_*_MS): 10 s is that and room for a loaded machine.
 stop_target() {
 	local sig=${1:-TERM} i
 	kill "-$sig" "$TARGET_PID" 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
+	for ((i = 0; i < 100; i++)); do
 		kill -0 "$TARGET_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "$TARGET_PID" 2>/dev/null && fail "target still running 5 s after SIG$sig"
+	if kill -0 "$TARGET_PID" 2>/dev/null; then
+		tail -n 15 "$T/target.log"
+		fail "target still running 10 s after SIG$sig"
+	fi
 	wait "$TARGET_PID"; TARGET_RC=$?
 }
 
@@ -121,8 +139,11 @@ run_case() {
 	local name=$1 out=$T/case-$1.log
 	shift
 	log "case $name"
+	_case_name=$name _case_out=$out
 	"$@" >"$out" 2>&1
-	case $? in
+	local rc=$?
+	_case_name=
+	case $rc in
 	0)	grep '^note:' "$out" | sed 's/^/    /'
 		echo "RBLK-CASE: PASS $name" ;;
 	77)	echo "RBLK-CASE: SKIP $name $(tail -n 1 "$out")" ;;
