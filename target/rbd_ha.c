@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,28 +100,63 @@ void tgt_rbd_ha_init(struct rbd_vol *rv)
 	rv->watch_running = true;
 }
 
-/* Breaks every holder of the lock (each is blocklisted first).  Returns
- * how many were broken, or -errno. */
-static int break_holders(struct rbd_vol *rv)
+/*
+ * Whether OWNER, a lock holder as the cluster names it ("IP:PORT/NONCE"),
+ * is this volume's cluster handle.  The handle's own addresses come from
+ * librados ("[v2:IP:PORT/NONCE,...]" or bare): OWNER must appear there
+ * whole, not as the head of a longer nonce.
+ */
+static bool is_us(struct rbd_vol *rv, const char *owner)
+{
+	char *addrs = NULL, *at;
+	size_t len = strlen(owner);
+	bool us = false;
+
+	if (!len || rados_getaddrs(tgt_rbd_cluster_rados(rv->cl), &addrs) < 0 || !addrs)
+		return false;
+	for (at = strstr(addrs, owner); at && !us; at = strstr(at + 1, owner))
+		us = (at == addrs || strchr("[,:", at[-1])) && strchr(",]", at[len]);
+	free(addrs);
+	return us;
+}
+
+/* Who holds the image's lock, as the cluster says. */
+enum holder { HELD_BY_NOBODY, HELD_BY_US, HELD_BY_OTHER };
+
+/*
+ * Asks the cluster who holds the lock; with break_others, fences every
+ * holder that is not us (each is blocklisted before its lock goes).
+ * Returns an enum holder (OTHER only when one could not be broken), or
+ * -ESHUTDOWN when the cluster refuses us (we are fenced), or -errno.
+ */
+static int lock_holder(struct rbd_vol *rv, bool break_others)
 {
 	char *owners[8];
 	size_t n = sizeof(owners) / sizeof(owners[0]);
 	rbd_lock_mode_t mode;
-	int ret, broken = 0;
+	int ret, held = HELD_BY_NOBODY;
 
 	ret = rbd_lock_get_owners(rv->image, &mode, owners, &n);
 	if (ret == -ENOENT)
-		return 0;	/* nobody holds it now */
+		return HELD_BY_NOBODY;
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < n; i++) {
+		if (is_us(rv, owners[i])) {
+			held = HELD_BY_US;
+			continue;
+		}
+		if (!break_others) {
+			held = held == HELD_BY_US ? held : HELD_BY_OTHER;
+			continue;
+		}
 		ret = rbd_lock_break(rv->image, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
 		if (ret < 0 && ret != -ENOENT) {
 			rblk_err("volume %s: cannot break the image's lock held by %s: %s",
 				 rv->name, owners[i], strerror(-ret));
+			held = held == HELD_BY_US ? held : HELD_BY_OTHER;
 			continue;
 		}
-		broken++;
 		pthread_mutex_lock(&rv->ha_mu);
 		snprintf(rv->last_owner, sizeof(rv->last_owner), "%s", owners[i]);
 		pthread_mutex_unlock(&rv->ha_mu);
@@ -128,33 +164,61 @@ static int break_holders(struct rbd_vol *rv)
 			  rv->name, rv->pool, rv->image_name, owners[i]);
 	}
 	rbd_lock_get_owners_cleanup(owners, n);
-	return broken;
+	return held;
 }
 
 /*
  * Takes the image's lock for good.  Whoever holds it is fenced first,
  * alive or not: a holder that is cut off from its client still answers
  * the cluster (librbd would wait for it to hand the lock over, forever),
- * and a dead one keeps its watch until the OSDs time it out (30 s).  0 or
- * -errno.
+ * and a dead one keeps its watch until the OSDs time it out (30 s).
+ *
+ * librbd's word that the lock is ours is not enough: a lock that went
+ * without a blocklist (not rblk's way, but an admin's rbd lock rm can)
+ * stays in librbd's record, rbd_lock_acquire returns 0 at once on it,
+ * and every write then waits on the real holder.  That was seen once
+ * in a soak: a target said it held the lock while the cluster named
+ * the other.  So the cluster is asked before and after, and a record
+ * the cluster does not back is let go (rbd_lock_release) first.
+ * 0 or -errno.
  */
 static int take_lock(struct rbd_vol *rv)
 {
-	int ret = 0, owner = 0;
+	int ret = -EBUSY, held;
 
 	for (int i = 0; i < TAKE_TRIES; i++) {
-		if (rbd_is_exclusive_lock_owner(rv->image, &owner) == 0 && owner)
-			return rbd_lock_acquire(rv->image, RBD_LOCK_MODE_EXCLUSIVE);
-		ret = break_holders(rv);
-		if (ret < 0)
+		if (i) {
+			if (__atomic_load_n(&rv->stopping, __ATOMIC_ACQUIRE))
+				break;
+			sleep_ms(TAKE_RETRY_MS);
+		}
+		held = lock_holder(rv, true);
+		if (held == -ESHUTDOWN)
+			return held;
+		if (held < 0)
 			rblk_warn("volume %s: listing the image's lock holders: %s",
-				  rv->name, strerror(-ret));
+				  rv->name, strerror(-held));
+		/* rbd_lock_acquire trusts librbd's own record (unlike
+		 * rbd_is_exclusive_lock_owner, which asks the OSD): a lock
+		 * the cluster does not give us must go from that record
+		 * first.  Refused (-EINVAL) when librbd holds nothing. */
+		if ((held == HELD_BY_NOBODY || held == HELD_BY_OTHER) &&
+		    rbd_lock_release(rv->image) == 0)
+			rblk_warn("volume %s: librbd believed it held the lock of image %s/%s, the cluster did not: let go, taking it again",
+				  rv->name, rv->pool, rv->image_name);
 		ret = rbd_lock_acquire(rv->image, RBD_LOCK_MODE_EXCLUSIVE);
-		if (!ret)
+		if (ret)
+			continue;
+		held = lock_holder(rv, false);
+		if (held == HELD_BY_US)
 			return 0;
-		if (__atomic_load_n(&rv->stopping, __ATOMIC_ACQUIRE))
-			return ret;
-		sleep_ms(TAKE_RETRY_MS);
+		if (held == -ESHUTDOWN)
+			return held;
+		ret = held < 0 ? held : -EBUSY;
+		rblk_warn("volume %s: librbd took the lock of image %s/%s but the cluster %s: trying again",
+			  rv->name, rv->pool, rv->image_name,
+			  held == HELD_BY_OTHER ? "names another holder" :
+			  held == HELD_BY_NOBODY ? "names no holder" : "did not answer");
 	}
 	return ret;
 }
@@ -179,24 +243,21 @@ static void release_all(struct rbd_ha_wait *list, rbd_ha_release_fn release, int
 }
 
 /*
- * For a target that held the lock: is it still ours?  Only a takeover
- * takes it, and a takeover blocklists us first, so a cluster that still
- * answers us says yes.  0 ours; -ESHUTDOWN fenced; 1 not ours after all
- * (nobody holds it: take it again).
+ * For a target that held the lock: is it still ours?  A takeover
+ * blocklists us first, so the cluster refuses to answer a fenced target.
+ * A lock that went another way (a holder that is not us although we were
+ * never blocklisted) or went altogether is taken again.  0 ours;
+ * -ESHUTDOWN fenced; 1 not ours (take it again).
  */
 static int still_ours(struct rbd_vol *rv)
 {
-	char *owners[8];
-	size_t n = sizeof(owners) / sizeof(owners[0]);
-	rbd_lock_mode_t mode;
-	int ret = rbd_lock_get_owners(rv->image, &mode, owners, &n);
+	int held = lock_holder(rv, false);
 
-	if (ret == 0) {
-		rbd_lock_get_owners_cleanup(owners, n);
-		return 0;
-	}
-	if (ret == -ESHUTDOWN)
-		return -ESHUTDOWN;
+	if (held == HELD_BY_US || held == -ESHUTDOWN)
+		return held == HELD_BY_US ? 0 : held;
+	if (held == HELD_BY_OTHER)
+		rblk_warn("volume %s: the cluster names another holder of image %s/%s, without having fenced this target",
+			  rv->name, rv->pool, rv->image_name);
 	return 1;
 }
 
@@ -330,13 +391,14 @@ int tgt_rbd_ha_gate(struct rbd_vol *rv, struct rbd_ha_wait *w, struct tgt_io *io
  * it), so until a write of its own failed it would go on saying "owned"
  * and, when a client fails back to it, first find out and reopen then.
  * So while it holds the lock it asks the cluster every OWNER_CHECK_MS:
- * fenced, it reopens as a standby at once.
+ * fenced, it reopens as a standby at once; not fenced but not the holder
+ * either, it becomes a standby.
  */
 static void *watch_main(void *arg)
 {
 	struct rbd_vol *rv = arg;
 	struct timespec until;
-	int ret;
+	int held;
 
 	pthread_mutex_lock(&rv->ha_mu);
 	while (!rv->stopping) {
@@ -350,10 +412,18 @@ static void *watch_main(void *arg)
 			continue;
 		rv->checking = true;
 		pthread_mutex_unlock(&rv->ha_mu);
-		ret = still_ours(rv);
-		if (ret == -ESHUTDOWN)
-			fence(rv, ret);
+		held = lock_holder(rv, false);
+		if (held == -ESHUTDOWN)
+			fence(rv, held);
 		pthread_mutex_lock(&rv->ha_mu);
+		/* Not ours but not fenced either: the next write takes it
+		 * again (take_lock) instead of waiting on the holder. */
+		if ((held == HELD_BY_NOBODY || held == HELD_BY_OTHER) &&
+		    !rv->taking && lock_state(rv) == RBD_LOCK_OWNED) {
+			set_lock_state(rv, RBD_LOCK_NONE);
+			rblk_warn("volume %s: no longer holds the lock of image %s/%s: a standby until the next write",
+				  rv->name, rv->pool, rv->image_name);
+		}
 		rv->checking = false;
 		pthread_cond_broadcast(&rv->ha_cond);
 	}

@@ -19,6 +19,11 @@
 #  - owner-watch: A holds the lock and goes idle; B takes it over (a
 #    write through B): A, hearing nothing from librbd, finds out by its
 #    owner watch, counts the fence and reopens as a standby by itself;
+#  - lock-lost-unfenced: A's lock is removed without a blocklist (A's
+#    librbd still believes it holds it): A's owner watch makes it a
+#    standby, unfenced; a write through A takes the lock again and the
+#    cluster names A; removed again and taken by B, A sees another
+#    holder, goes to standby, and its next write fences B;
 #  - path-order: a path list with a transport per path is parsed and
 #    used in order (tcp: prefix), the first path down at the start.
 . "$(dirname "$0")/lib.sh"
@@ -115,7 +120,7 @@ case_failover_kill9() {
 fio_pat() {	# PORT NAME write|read PATTERN [fio options]
 	local port=$1 name=$2 rw=$3 pat=$4
 	shift 4
-	"$FIO_BIN" --ioengine="$FIO_ENGINE" --target="127.0.0.1:$port" --volume=vol0 \
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target="127.0.0.1:$port" --volume=vol0 \
 		--name="$name" --rw="$rw" --bs=4k --size=64k --offset=0 \
 		--verify=pattern --verify_pattern="$pat" --verify_state_save=0 \
 		--output-format=terse "$@" >"$T/$name.out" 2>&1 ||
@@ -208,6 +213,64 @@ case_owner_watch() {
 	stop_ab
 }
 
+# unfence_break IMAGE: removes the image's lock the way nothing in rblk
+# does, without blocklisting its holder: the holder's librbd still
+# believes it holds the lock.
+unfence_break() {
+	local ls id locker
+	ls=$(rbd_admin lock ls --format json "$CEPH_POOL/$1") || return 1
+	id=$(echo "$ls" | jget "d[0]['id']") && locker=$(echo "$ls" | jget "d[0]['locker']") ||
+		{ echo "no lock on $1: $ls"; return 1; }
+	rbd_admin lock rm --rbd_blocklist_on_break_lock=false "$CEPH_POOL/$1" "$id" "$locker"
+}
+
+# wait_lock NAME STATE: target NAME's lock state becomes STATE within 20 s.
+wait_lock() {
+	local got
+	for _ in $(seq 200); do
+		got=$(ha "$1" lock 2>/dev/null)
+		[ "$got" = "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "$1 still says '$got', not '$2'"
+	return 1
+}
+
+case_lock_lost_unfenced() {
+	rbd_admin create --size 64M "$CEPH_POOL/lu" || return 1
+	start_ab lu
+	fio_pat "$PA" a-pat write 0x0a0a0a0a --do_verify=0 || return 1
+	wait_lock a owned || return 1
+	# Nobody holds it now, and A was not fenced: A's owner watch finds
+	# out and A goes back to standby, unfenced.
+	unfence_break lu || return 1
+	wait_lock a standby || return 1
+	[ "$(ha a fenced)" = 0 ] || { echo "A counted a fence"; return 1; }
+	grep -q "no longer holds the lock" "$T/target.log" || { echo "A did not say so"; return 1; }
+	# A write through A takes the lock again, although A's librbd
+	# believed all along that it held it: the cluster must name A.
+	fio_pat "$PA" a-pat2 write 0x1a1a1a1a --do_verify=0 || return 1
+	wait_lock a owned || return 1
+	grep -q "librbd believed it held the lock" "$T/target.log" ||
+		{ echo "A did not let go of librbd's record first"; return 1; }
+	rbd_admin lock ls "$CEPH_POOL/lu" | grep -q . || { echo "the cluster names no holder"; return 1; }
+	# Same again, and B takes the free lock before A's watch looks: A
+	# sees another holder, still unfenced, and goes to standby; its next
+	# write fences B.
+	unfence_break lu || return 1
+	fio_pat "$PB" b-pat write 0x0b0b0b0b --do_verify=0 || return 1
+	wait_lock b owned || return 1
+	wait_lock a standby || return 1
+	[ "$(ha a fenced)" = 0 ] || { echo "A counted a fence"; return 1; }
+	fio_pat "$PA" a-pat3 write 0x2a2a2a2a --do_verify=0 || return 1
+	wait_lock a owned || return 1
+	wait_lock b standby || return 1
+	[ "$(ha b fenced)" = 1 ] || { echo "B counted $(ha b fenced) fences, not 1"; return 1; }
+	fio_pat "$PA" a-check read 0x2a2a2a2a || { echo "A's last data is not there"; return 1; }
+	grep -E "librbd believed|cluster names|no longer holds" "$T/target.log" | sed 's/^.*WARN  /note: /'
+	stop_ab
+}
+
 case_uuid() {
 	local ua ub uo t0
 	rbd_admin create --size 64M "$CEPH_POOL/id1" || return 1
@@ -256,6 +319,7 @@ case_path_order() {
 run_case failover-kill9 case_failover_kill9
 run_case fence-stale-writer case_fence_stale_writer
 run_case owner-watch case_owner_watch
+run_case lock-lost-unfenced case_lock_lost_unfenced
 run_case uuid case_uuid
 run_case path-order case_path_order
 target_log_clean
