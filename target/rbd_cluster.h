@@ -34,6 +34,13 @@ int tgt_rbd_cluster_get(const struct tgt_rbd_cfg *c,
 void tgt_rbd_cluster_put(struct tgt_rbd_cluster *cl);
 
 rados_t tgt_rbd_cluster_rados(const struct tgt_rbd_cluster *cl);
+/*
+ * The handle's own address as the cluster names it in a lock's holders
+ * and a blocklist ("IP:PORT/NONCE"): librados gives an address vector,
+ * "[v2:...,v1:...]" or a bare address; this is the first, without its
+ * type.  Empty when librados says nothing (or it does not fit in len).
+ */
+void tgt_rbd_cluster_addr(const struct tgt_rbd_cluster *cl, char *out, size_t len);
 /* The cluster's fsid (text), and "client.ID" for messages. */
 const char *tgt_rbd_cluster_fsid(const struct tgt_rbd_cluster *cl);
 const char *tgt_rbd_cluster_client(const struct tgt_rbd_cluster *cl);

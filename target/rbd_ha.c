@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,23 +100,15 @@ void tgt_rbd_ha_init(struct rbd_vol *rv)
 }
 
 /*
- * Whether OWNER, a lock holder as the cluster names it ("IP:PORT/NONCE"),
- * is this volume's cluster handle.  The handle's own addresses come from
- * librados ("[v2:IP:PORT/NONCE,...]" or bare): OWNER must appear there
- * whole, not as the head of a longer nonce.
+ * Whether OWNER, a lock holder as the cluster names it, is this volume's
+ * cluster handle: the same address (the nonce makes it one handle's).
  */
 static bool is_us(struct rbd_vol *rv, const char *owner)
 {
-	char *addrs = NULL, *at;
-	size_t len = strlen(owner);
-	bool us = false;
+	char addr[128];
 
-	if (!len || rados_getaddrs(tgt_rbd_cluster_rados(rv->cl), &addrs) < 0 || !addrs)
-		return false;
-	for (at = strstr(addrs, owner); at && !us; at = strstr(at + 1, owner))
-		us = (at == addrs || strchr("[,:", at[-1])) && strchr(",]", at[len]);
-	free(addrs);
-	return us;
+	tgt_rbd_cluster_addr(rv->cl, addr, sizeof(addr));
+	return addr[0] && !strcmp(addr, owner);
 }
 
 /* Who holds the image's lock, as the cluster says. */
@@ -454,6 +445,7 @@ static void *recover_main(void *arg)
 			set_lock_state(rv, RBD_LOCK_NONE);
 			rblk_info("volume %s: reopened image %s/%s with a new cluster handle: serving as a standby (a write here takes the lock back)",
 				  rv->name, rv->pool, rv->image_name);
+			tgt_rbd_reblocklist(rv);
 			break;
 		}
 		rblk_err("volume %s: reopening the fenced image: %s; trying again in %d s",
