@@ -99,53 +99,46 @@ void tgt_rbd_ha_init(struct rbd_vol *rv)
 	rv->watch_running = true;
 }
 
-/*
- * Whether OWNER, a lock holder as the cluster names it, is this volume's
- * cluster handle: the same address (the nonce makes it one handle's).
- */
-static bool is_us(struct rbd_vol *rv, const char *owner)
-{
-	char addr[128];
-
-	tgt_rbd_cluster_addr(rv->cl, addr, sizeof(addr));
-	return addr[0] && !strcmp(addr, owner);
-}
-
 /* Who holds the image's lock, as the cluster says. */
 enum holder { HELD_BY_NOBODY, HELD_BY_US, HELD_BY_OTHER };
 
 /*
  * Asks the cluster who holds the lock; with break_others, fences every
  * holder that is not us (each is blocklisted before its lock goes).
- * Returns an enum holder (OTHER only when one could not be broken), or
- * -ESHUTDOWN when the cluster refuses us (we are fenced), or -errno.
+ * Returns an enum holder (with break_others, OTHER only for a holder that
+ * could not be broken), -ESHUTDOWN when the cluster refuses us (we are
+ * fenced), or -errno.
  */
 static int lock_holder(struct rbd_vol *rv, bool break_others)
 {
-	char *owners[8];
+	char *owners[8], self[128];
 	size_t n = sizeof(owners) / sizeof(owners[0]);
 	rbd_lock_mode_t mode;
-	int ret, held = HELD_BY_NOBODY;
+	bool us = false, other = false;
+	int ret;
 
 	ret = rbd_lock_get_owners(rv->image, &mode, owners, &n);
 	if (ret == -ENOENT)
 		return HELD_BY_NOBODY;
 	if (ret < 0)
 		return ret;
+	/* The holder's address is our handle's (the nonce makes it one
+	 * handle's), or it is somebody else. */
+	tgt_rbd_cluster_addr(rv->cl, self, sizeof(self));
 	for (size_t i = 0; i < n; i++) {
-		if (is_us(rv, owners[i])) {
-			held = HELD_BY_US;
+		if (self[0] && !strcmp(self, owners[i])) {
+			us = true;
 			continue;
 		}
 		if (!break_others) {
-			held = held == HELD_BY_US ? held : HELD_BY_OTHER;
+			other = true;
 			continue;
 		}
 		ret = rbd_lock_break(rv->image, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
 		if (ret < 0 && ret != -ENOENT) {
 			rblk_err("volume %s: cannot break the image's lock held by %s: %s",
 				 rv->name, owners[i], strerror(-ret));
-			held = held == HELD_BY_US ? held : HELD_BY_OTHER;
+			other = true;
 			continue;
 		}
 		pthread_mutex_lock(&rv->ha_mu);
@@ -155,7 +148,7 @@ static int lock_holder(struct rbd_vol *rv, bool break_others)
 			  rv->name, rv->pool, rv->image_name, owners[i]);
 	}
 	rbd_lock_get_owners_cleanup(owners, n);
-	return held;
+	return us ? HELD_BY_US : other ? HELD_BY_OTHER : HELD_BY_NOBODY;
 }
 
 /*
