@@ -22,12 +22,7 @@ _cleanup() {
 	# in its log: show it, or the case ends without a word.
 	# (The trap runs inside the case's redirection: write to the test's
 	# own stdout, kept in _test_stdout.)
-	if [ -n "${_case_name:-}" ]; then
-		{
-			sed 's/^/    /' "$_case_out" | tail -n "${RUN_CASE_TAIL:-25}"
-			echo "RBLK-CASE: FAIL $_case_name $(grep -v '^[[:space:]]*$' "$_case_out" | tail -n 1)"
-		} >&"$_test_stdout"
-	fi
+	[ -z "${_case_name:-}" ] || _case_failed "$_case_name" "$_case_out" >&"$_test_stdout"
 	for p in "${_cleanup_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${_cleanup_pids[@]}"; do
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -135,6 +130,12 @@ start_admin_target() {
 # case's "note:" lines, on a failure after the last RUN_CASE_TAIL (25) lines
 # of its output.  Counts failures in nfail (exit $((nfail > 0)) at the end).
 nfail=0
+# _case_failed NAME LOG: the tail of a failed case's log, and its FAIL line.
+_case_failed() {
+	sed 's/^/    /' "$2" | tail -n "${RUN_CASE_TAIL:-25}"
+	echo "RBLK-CASE: FAIL $1 $(grep -v '^[[:space:]]*$' "$2" | tail -n 1)"
+}
+
 run_case() {
 	local name=$1 out=$T/case-$1.log
 	shift
@@ -147,8 +148,7 @@ run_case() {
 	0)	grep '^note:' "$out" | sed 's/^/    /'
 		echo "RBLK-CASE: PASS $name" ;;
 	77)	echo "RBLK-CASE: SKIP $name $(tail -n 1 "$out")" ;;
-	*)	sed 's/^/    /' "$out" | tail -n "${RUN_CASE_TAIL:-25}"
-		echo "RBLK-CASE: FAIL $name $(grep -v '^[[:space:]]*$' "$out" | tail -n 1)"
+	*)	_case_failed "$name" "$out"
 		nfail=$((nfail + 1)) ;;
 	esac
 }
