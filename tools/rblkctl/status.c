@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * rblkctl status: what the running target is (version, pid, uptime,
- * config file, listeners, volume and session counts), in a few lines or,
+ * config file, listeners, volume and session counts, memory), in a few lines or,
  * with --json, the target's answer as it is.
  */
 #include <inttypes.h>
@@ -15,7 +15,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: rblkctl status [--socket PATH] [--json]\n"
 "The running target: its version, pid, uptime, config file, admin socket,\n"
-"listeners (TCP and RDMA), and how many volumes and sessions it has.\n"
+"listeners (TCP and RDMA), how many volumes and sessions it has, and its\n"
+"memory: resident (RSS) and the heap bytes in use (what a leak grows).\n"
 "Exit 1 with the reason when no target answers on the socket.\n");
 }
 
@@ -51,6 +52,9 @@ static void print_status(json_object *rsp)
 	printf("listen rdma: %s\n", ctl_jstr(rsp, "listen_rdma", "-"));
 	printf("volumes:     %" PRId64 "\n", ctl_jint(rsp, "volumes"));
 	printf("sessions:    %" PRId64 "\n", ctl_jint(rsp, "sessions"));
+	printf("memory:      %.1f MiB resident, %.1f MiB heap in use\n",
+	       ctl_jint(rsp, "rss_kib") / 1024.0,
+	       ctl_jint(rsp, "heap_in_use_bytes") / 1048576.0);
 }
 
 int rblkctl_status(int argc, char **argv)
