@@ -3,6 +3,7 @@
 #include "rbd_cluster.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,11 @@ void tgt_rbd_cluster_put(struct tgt_rbd_cluster *cl)
 	pthread_mutex_unlock(&lock);
 	rados_shutdown(cl->rados);
 	cluster_free(cl);
+	/* The handle's threads and caches are freed, but glibc keeps the
+	 * pages in their arenas, and a new handle's threads take other
+	 * arenas: without this, a target that fails over again and again
+	 * grows by the handles it has had (docs/multipath.md, "Memory"). */
+	malloc_trim(0);
 }
 
 rados_t tgt_rbd_cluster_rados(const struct tgt_rbd_cluster *cl)
