@@ -179,7 +179,7 @@ void rblk_rc_live(struct rblk_queue *q)
 	q->attempt = 0;
 	if (q->spin && q->ops->set_spin)
 		q->ops->set_spin(q->conn, 1);
-	arm(q, q->ka_ms > 0 ? now + q->ka_ms / 2 : NEVER);
+	arm(q, q->ka_ms > 0 ? now + q->ka_ms / 3 : NEVER);
 }
 
 /* A tag is about to be sent: its deadline. */
@@ -370,19 +370,26 @@ static void live_timers(struct rblk_queue *q, int64_t now)
 	char why[160];
 	int ret;
 
+	/*
+	 * The keep-alive rule (docs/protocol.md): a KEEPALIVE after a third
+	 * of keep_alive_tmo without any PDU from the target, and the
+	 * connection is dead keep_alive_tmo after the last PDU if that
+	 * KEEPALIVE is still unanswered.  Counting from the last PDU, not
+	 * from the KEEPALIVE, is what bounds a failover by keep_alive_tmo.
+	 */
 	if (q->ka_ms > 0 && !q->draining) {
-		if (q->ka_out && now >= q->ka_sent + q->ka_ms) {
-			if (q->last_rx < q->ka_sent) {
-				snprintf(why, sizeof(why),
-					 "no answer to keep-alive within %d ms", q->ka_ms);
-				rblk_rc_lost(q, -ETIMEDOUT, why);
-				return;
-			}
-			/* Responses came, the keep-alive answer did not:
-			 * alive; ask again. */
+		/* Anything that came after the keep-alive shows the target
+		 * alive: its answer is no longer awaited. */
+		if (q->ka_out && q->last_rx >= q->ka_sent)
 			q->ka_out = 0;
+		if (q->ka_out && now >= q->last_rx + q->ka_ms) {
+			snprintf(why, sizeof(why),
+				 "nothing from the target for keep_alive_tmo %d ms, a keep-alive unanswered",
+				 q->ka_ms);
+			rblk_rc_lost(q, -ETIMEDOUT, why);
+			return;
 		}
-		if (!q->ka_out && now >= q->last_rx + q->ka_ms / 2) {
+		if (!q->ka_out && now >= q->last_rx + q->ka_ms / 3) {
 			ret = send_keepalive(q, now);
 			if (ret) {
 				snprintf(why, sizeof(why), "sending keep-alive: %s",
@@ -391,7 +398,7 @@ static void live_timers(struct rblk_queue *q, int64_t now)
 				return;
 			}
 		}
-		next = q->ka_out ? q->ka_sent + q->ka_ms : q->last_rx + q->ka_ms / 2;
+		next = q->last_rx + (q->ka_out ? q->ka_ms : q->ka_ms / 3);
 	}
 	if (q->io_ms >= 0 && q->nsent) {
 		int64_t first = NEVER;

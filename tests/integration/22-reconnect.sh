@@ -128,7 +128,7 @@ case_sigstop() {
 	sleep 5
 	kill -CONT "$TARGET_PID"
 	finish_fio st || return 1
-	grep -Eq 'connection lost \((no answer to keep-alive|.*io_timeout)' "$T/st.out" ||
+	grep -Eq 'connection lost \((nothing from the target for keep_alive_tmo|.*io_timeout)' "$T/st.out" ||
 		{ echo "no keep-alive or io_timeout loss logged"; return 1; }
 	echo "note: SIGSTOP 5 s: clat max $(clat_max_ms st) ms; $(grep -c 'reconnected after' "$T/st.out") reconnect(s)"
 	stop_target TERM

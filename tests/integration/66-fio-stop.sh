@@ -111,9 +111,13 @@ case_revoked() {
 # signal_case NAME SIG HOW: fio on a target that HOW (gone, stopped,
 # mute-login) is sent SIG and must end within a second.
 signal_case() {
-	local name=$1 sig=$2 how=$3
+	local name=$1 sig=$2 how=$3 ka=1
+	# Stopped: the connection must still be live when the signal's 500 ms
+	# grace ends (1 s after the stop), so it is not lost to the keep-alive
+	# (keep_alive_tmo after the target's last word) before.
+	[ "$how" = stopped ] && ka=2
 	setup "$name"
-	start_fio "$name" "$name" --keep_alive_tmo=1 || return 1
+	start_fio "$name" "$name" --keep_alive_tmo=$ka || return 1
 	case $how in
 	gone)	kill -KILL "$TARGET_PID"; wait "$TARGET_PID" 2>/dev/null
 		sleep 1.5 ;;	# reconnecting: refused every 250 ms, then 2 s
