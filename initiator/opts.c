@@ -33,7 +33,8 @@ const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
 				", capped by the target)" },
 	{ "hostname", 'H', "NAME", "host name sent at login (default: hostname)" },
 	{ "secret-file", 's', "FILE", "shared secret for the login challenge (mode 0600)" },
-	{ "keep-alive-tmo", 'K', "S", "no answer to a keep-alive for S s = connection dead\n"
+	{ "keep-alive-tmo", 'K', "S", "nothing from the target for S s, a keep-alive unanswered\n"
+				     "= connection dead "
 				     "(default 5; 0 or -1: no keep-alive)" },
 	{ "io-timeout", 'O', "S", "a command unanswered for S s rebuilds its connection\n"
 				 "(default 30; 0 or -1: never)" },

@@ -595,7 +595,7 @@ bool tgt_conns_busy(struct tgt_reactor *r)
  * About once a second.  A logged-in session that has sent nothing (no
  * command, no KEEPALIVE) and been sent nothing for idle_timeout, with
  * nothing at the disk, is closed: well-behaved clients send a KEEPALIVE
- * every keep_alive_tmo / 2 of silence (docs/protocol.md), so only a gone
+ * every keep_alive_tmo / 3 of silence (docs/protocol.md), so only a gone
  * or hostile one is this quiet, and it would hold a descriptor, a slot
  * table and whatever chunks its unread answers pin for good.  A
  * connection waiting for memory while holding none is a victim, not idle;

@@ -174,7 +174,7 @@ static struct fio_option options[] = {
 		.off1 = offsetof(struct rblk_fio_options, keep_alive_tmo),
 		.minval = -1,
 		.def = "5",
-		.help = "Seconds without an answer to a keep-alive before the connection counts as dead (0 or -1: no keep-alive)",
+		.help = "Seconds without any PDU from the target, a keep-alive (sent after a third of them) unanswered, before the connection counts as dead (0 or -1: no keep-alive)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
