@@ -22,11 +22,6 @@
  * final flush; a cluster that does not answer is left behind, not waited
  * for (the target must stop within its bound). */
 #define CLOSE_WAIT_MS	2000
-/* How long an abandoned handle's address stays blocklisted.  Its stuck
- * requests die with the process, so this only has to outlast one run of
- * the target; a year, and a restart within it ends the danger. */
-#define ABANDONED_BLOCKLIST_S	(365 * 86400)
-
 /* Waits up to timeout_ms for c.  0 when it completed, else -ETIMEDOUT. */
 static int wait_comp(rbd_completion_t c, int timeout_ms)
 {
@@ -260,53 +255,29 @@ int tgt_rbd_detach(struct rbd_vol *rv)
  * good.  So the handle is left to those requests, with their counter:
  * their completion, if it ever comes, needs only the request and that
  * counter.  The cluster handle stays open with it; a fence is rare and
- * costs one handle at most.  0 or -ENOMEM.
+ * costs one handle at most.  What keeps those requests from ever landing
+ * is the fence's blocklist entry, which rblk makes for a year (rbd_ha.c,
+ * FENCE_BLOCKLIST_S): they die with the process, so a restart within
+ * that year ends the danger.  0 or -ENOMEM.
  */
 static int abandon_handle(struct rbd_vol *rv)
 {
 	int64_t *fresh = calloc(1, sizeof(*fresh));
+	char addr[128];
 	int64_t left;
 
 	if (!fresh)
 		return -ENOMEM;
-	tgt_rbd_cluster_addr(rv->cl, rv->abandoned_addr, sizeof(rv->abandoned_addr));
+	tgt_rbd_cluster_addr(rv->cl, addr, sizeof(addr));
 	left = __atomic_load_n(rv->in_flight, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&rv->in_flight, fresh, __ATOMIC_RELEASE);
 	rv->image = NULL;
 	rv->io = NULL;
 	rv->cl = NULL;
 	__atomic_add_fetch(&rv->abandoned, 1, __ATOMIC_RELAXED);
-	rblk_warn("volume %s: left the fenced handle of image %s/%s open to its %" PRId64
-		  " request(s) that librbd does not give back; reopening with a new one",
-		  rv->name, rv->pool, rv->image_name, left);
-	return 0;
-}
-
-/*
- * The target that fenced an abandoned handle blocklisted it for the
- * monitor's default (mon_osd_blocklist_default_expire, 1 hour).  A
- * request librbd still holds there could be sent once that lapses (if
- * the lock is free then), long after other writes went to that block.
- * So the new handle blocklists the old address again, for long.  (Not by
- * forcing rbd_blocklist_expire_seconds on every break: with that set,
- * every takeover on Ceph 16.2.11 stayed "taking".)
- */
-int tgt_rbd_reblocklist(struct rbd_vol *rv)
-{
-	int ret;
-
-	if (!rv->abandoned_addr[0])
-		return 0;
-	ret = rados_blocklist_add(tgt_rbd_cluster_rados(rv->cl), rv->abandoned_addr,
-				  ABANDONED_BLOCKLIST_S);
-	if (ret < 0) {
-		rblk_err("volume %s: blocklisting the abandoned handle %s for %d days: %s (it stays blocklisted for the cluster's default)",
-			 rv->name, rv->abandoned_addr, ABANDONED_BLOCKLIST_S / 86400, strerror(-ret));
-		return ret;
-	}
-	rblk_info("volume %s: the abandoned handle %s is blocklisted for %d days: a request it still holds cannot land",
-		  rv->name, rv->abandoned_addr, ABANDONED_BLOCKLIST_S / 86400);
-	rv->abandoned_addr[0] = 0;
+	rblk_warn("volume %s: left the fenced handle %s of image %s/%s open to its %" PRId64
+		  " request(s) that librbd does not give back (the fence's blocklist entry keeps them from landing); reopening with a new one",
+		  rv->name, addr[0] ? addr : "(address unknown)", rv->pool, rv->image_name, left);
 	return 0;
 }
 

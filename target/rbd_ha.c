@@ -8,11 +8,11 @@
  * here: a target cut off from its client but not from the cluster would
  * ask for it back at its next late write.  So the lock is taken with
  * rbd_lock_acquire, which also makes librbd refuse to hand it over, and a
- * target that finds it held breaks it with rbd_lock_break, which
- * blocklists the holder's cluster handle (rbd_blocklist_on_break_lock,
- * forced on in rbd_cluster.c) before the lock goes: from then on the OSDs
- * refuse every request of the old holder, so none of its writes can land
- * after ours.  Each rbd_ha volume has a cluster handle of its own, so a
+ * target that finds it held blocklists the holder's cluster handle for a
+ * year (fence_holder) and then breaks it with rbd_lock_break (which
+ * would blocklist it too: rbd_blocklist_on_break_lock, forced on in
+ * rbd_cluster.c): from then on the OSDs refuse every request of the old
+ * holder, so none of its writes can land after ours.  Each rbd_ha volume has a cluster handle of its own, so a
  * fence stops that volume only.
  *
  * The lock is taken at the first request that is not a READ, not at
@@ -99,6 +99,20 @@ void tgt_rbd_ha_init(struct rbd_vol *rv)
 	rv->watch_running = true;
 }
 
+/*
+ * How long a fenced handle stays blocklisted.  librbd's break would make
+ * the entry last the monitor's default, an hour; but a fenced target may
+ * have to leave its handle open to a write librbd never gives back
+ * (rbd_attach.c, abandon_handle), which could land once the entry
+ * lapses.  The entry cannot be made longer afterwards: Ceph 16.2.11's
+ * monitor answers a second "osd blocklist add" of the address with the
+ * new time but keeps the old entry (seen in the four-node soak, and by
+ * hand).  So the fencer sets it long at once.  A handle's address has a
+ * nonce and is never reused, so the entry fences nothing else; the cost
+ * is one OSD map entry per takeover for a year.
+ */
+#define FENCE_BLOCKLIST_S	(365 * 86400)
+
 /* Who holds the image's lock, as the cluster says. */
 enum holder { HELD_BY_NOBODY, HELD_BY_US, HELD_BY_OTHER };
 
@@ -134,6 +148,11 @@ static int lock_holder(struct rbd_vol *rv, bool break_others)
 			other = true;
 			continue;
 		}
+		ret = rados_blocklist_add(tgt_rbd_cluster_rados(rv->cl), owners[i],
+					  FENCE_BLOCKLIST_S);
+		if (ret < 0)
+			rblk_warn("volume %s: blocklisting the lock holder %s for %d days: %s (the lock break blocklists it for the cluster's default only)",
+				  rv->name, owners[i], FENCE_BLOCKLIST_S / 86400, strerror(-ret));
 		ret = rbd_lock_break(rv->image, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
 		if (ret < 0 && ret != -ENOENT) {
 			rblk_err("volume %s: cannot break the image's lock held by %s: %s",
@@ -144,8 +163,8 @@ static int lock_holder(struct rbd_vol *rv, bool break_others)
 		pthread_mutex_lock(&rv->ha_mu);
 		snprintf(rv->last_owner, sizeof(rv->last_owner), "%s", owners[i]);
 		pthread_mutex_unlock(&rv->ha_mu);
-		rblk_warn("volume %s: took over image %s/%s: fenced its holder %s (blocklisted; its writes are refused from now on)",
-			  rv->name, rv->pool, rv->image_name, owners[i]);
+		rblk_warn("volume %s: took over image %s/%s: fenced its holder %s (blocklisted for %d days; its writes are refused from now on)",
+			  rv->name, rv->pool, rv->image_name, owners[i], FENCE_BLOCKLIST_S / 86400);
 	}
 	rbd_lock_get_owners_cleanup(owners, n);
 	return us ? HELD_BY_US : other ? HELD_BY_OTHER : HELD_BY_NOBODY;
@@ -438,7 +457,6 @@ static void *recover_main(void *arg)
 			set_lock_state(rv, RBD_LOCK_NONE);
 			rblk_info("volume %s: reopened image %s/%s with a new cluster handle: serving as a standby (a write here takes the lock back)",
 				  rv->name, rv->pool, rv->image_name);
-			tgt_rbd_reblocklist(rv);
 			break;
 		}
 		rblk_err("volume %s: reopening the fenced image: %s; trying again in %d s",

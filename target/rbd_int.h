@@ -72,9 +72,6 @@ struct rbd_vol {
 	 * counter (tgt_rbd_reattach): a new one comes with the new handle. */
 	int64_t *in_flight;
 	uint64_t abandoned;		/* __atomic: fenced handles left open so */
-	/* The cluster address of the last handle left open so, until the
-	 * new handle has blocklisted it for long (tgt_rbd_reblocklist). */
-	char     abandoned_addr[128];
 
 	/* ---- rbd_ha (rbd_ha.c) ----------------------------------------- */
 	bool     ha;
@@ -160,9 +157,5 @@ int  tgt_rbd_detach(struct rbd_vol *rv);
 /* tgt_rbd_detach, then tgt_rbd_attach with a new cluster handle (the
  * reopen of a fenced rbd_ha volume).  0 or -errno with a message. */
 int  tgt_rbd_reattach(struct rbd_vol *rv, char *err, size_t errlen);
-/* After a reattach that left a handle open: blocklists that handle's
- * address through the new one for ABANDONED_BLOCKLIST_S.  0 or -errno
- * (logged either way); 0 at once when nothing was left open. */
-int  tgt_rbd_reblocklist(struct rbd_vol *rv);
 
 #endif /* RBLK_TARGET_RBD_INT_H */

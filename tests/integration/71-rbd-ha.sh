@@ -8,7 +8,8 @@
 #    through B with no error, every block verifies, B holds the image's
 #    lock and counts a takeover;
 #  - fence-stale-writer: A frozen (SIGSTOP) while it holds the lock, the
-#    client fails over to B, B fences A (blocklist); A thawed, a write
+#    client fails over to B, B fences A (A's handle blocklisted for a
+#    year, the monitor says); A thawed, a write
 #    sent through A is refused (the client gets an error, A counts it
 #    and says it was fenced), the block keeps B's data, and the job's
 #    data verifies; A then reopens the image and serves as a standby;
@@ -135,8 +136,17 @@ fio_pat() {	# PORT NAME write|read PATTERN [fio options]
 		{ grep -v '^3;' "$T/$name.out" | tail -n 5; return 1; }
 }
 
+# blocklist_days ADDR: whole days until the monitor's blocklist entry for
+# ADDR lapses; fails when there is none.
+blocklist_days() {
+	local until
+	until=$(ceph_cli osd blocklist ls 2>/dev/null | awk -v a="$1" '$1 == a { print $2 }')
+	[ -n "$until" ] || return 1
+	echo $(( ($(date -d "$until" +%s) - $(date +%s)) / 86400 ))
+}
+
 case_fence_stale_writer() {
-	local got n
+	local got n addr days
 	rbd_admin create --size 64M "$CEPH_POOL/fe" || return 1
 	start_ab fe
 	# Writes over and over to the first 64 KiB, 16 at a time.
@@ -165,6 +175,11 @@ case_fence_stale_writer() {
 	done
 	[ "$(ha b lock)" = owned ] || { kill -CONT "$A_PID"; echo "B did not take the lock"; return 1; }
 	fio_wait_ok fe 64 0 || { kill -CONT "$A_PID"; return 1; }
+	# A's handle is blocklisted for a year, not the monitor's hour: a
+	# write librbd might still hold there must never land.
+	addr=$(ha b last_fenced_holder) && days=$(blocklist_days "$addr") ||
+		{ kill -CONT "$A_PID"; echo "no blocklist entry for A's handle '$addr'"; return 1; }
+	[ "$days" -ge 360 ] || { kill -CONT "$A_PID"; echo "A's handle $addr is blocklisted for $days days only"; return 1; }
 	# B writes a pattern over those blocks; then A runs again and tries
 	# the writes it was holding.
 	fio_pat "$PB" b-pat write 0x0b0b0b0b --do_verify=0 || { kill -CONT "$A_PID"; return 1; }
@@ -193,7 +208,7 @@ case_fence_stale_writer() {
 	got=$(ha a lock)
 	[ "$got" = standby ] || { echo "A did not come back as standby: $got"; return 1; }
 	[ "$(ha b lock)" = owned ] || { echo "B lost the lock"; return 1; }
-	echo "note: A thawed: its $n late request(s) refused by the cluster or as stale; the blocks kept B's data; A reopened as standby"
+	echo "note: A's handle $addr blocklisted for $days days; A thawed: its $n late request(s) refused by the cluster or as stale; the blocks kept B's data; A reopened as standby"
 	stop_ab
 }
 

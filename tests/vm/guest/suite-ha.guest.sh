@@ -265,6 +265,7 @@ case_partition() {
 	# and the node's agent runs one command at a time).  Or librbd
 	# holds it for good (Ceph tracker 61607, docs/multipath.md): the
 	# node then left that handle open to it and opened a new one.
+	fenced_for_long "$(ha "$stb" last_fenced_holder)" "node $act's fenced handle"
 	stuck=
 	if ! node "$act" -t 90 "timeout 60 tail --pid=\$(cat /run/late.pid) -f /dev/null" >/dev/null; then
 		[ "$(ha "$act" abandoned_handles)" -ge 1 ] ||
@@ -290,21 +291,33 @@ case_partition() {
 	log "link healed: node $act's path rejoined as standby under fio, no error; xfs_repair -n clean"
 }
 
-# Node N left a handle open to a request librbd holds: the new handle
-# blocklisted the old one's address again, for a year, and the monitor
-# has that entry (its write then cannot land when the hour of the fence's
-# own entry is over).
-abandoned_blocklisted() {	# N
-	local addr until left
-	wait_until 30 node "$1" "grep -q 'the abandoned handle .* is blocklisted for 365 days' /run/target.log" ||
-		ha_fail "node $1 did not blocklist its abandoned handle for long"
-	addr=$(node "$1" "sed -n 's/.*the abandoned handle \([^ ]*\) is blocklisted for 365 days.*/\1/p' /run/target.log" | tail -n 1)
+# blocklist_days ADDR: whole days until the monitor's blocklist entry for
+# ADDR lapses (empty when it has none).
+blocklist_days() {
+	local until
 	until=$(node ceph ". $CEPH_DIR/env && ceph -c \$CEPH_CONF -k \$CEPH_ADMIN_KEYRING osd blocklist ls 2>/dev/null" |
-		awk -v a="$addr" '$1 == a { print $2 }')
-	[ -n "$until" ] || ha_fail "the monitor has no blocklist entry for $addr"
-	left=$(( ($(date -d "$until" +%s) - $(date +%s)) / 86400 ))
-	((left >= 360)) || ha_fail "$addr is blocklisted until $until only ($left days)"
-	log "node $1's abandoned handle $addr is blocklisted until $until"
+		awk -v a="$1" '$1 == a { print $2 }')
+	[ -n "$until" ] && echo $(( ($(date -d "$until" +%s) - $(date +%s)) / 86400 ))
+}
+
+# fenced_for_long ADDR WHOSE: the monitor blocklists ADDR for 360 days or
+# more (rblk's fence: a write librbd still holds there must never land,
+# and the entry cannot be made longer once it exists).
+fenced_for_long() {
+	local days
+	days=$(blocklist_days "$1")
+	[ -n "$days" ] || ha_fail "the monitor has no blocklist entry for $2 $1"
+	((days >= 360)) || ha_fail "$2 $1 is blocklisted for $days days only"
+	log "$2 $1 is blocklisted for $days days"
+}
+
+# Node N left a handle open to a request librbd holds: that handle's
+# address (its log line) has the fence's year-long entry.
+abandoned_blocklisted() {	# N
+	local addr
+	addr=$(node "$1" "sed -n 's/.*left the fenced handle \([^ ]*\) of image.*/\1/p' /run/target.log" | tail -n 1)
+	[ -n "$addr" ] || ha_fail "node $1 did not log the address of the handle it left open"
+	fenced_for_long "$addr" "node $1's abandoned handle"
 }
 
 # What a node holds: its rblk process's open fds, RSS (KiB), the node's
