@@ -9,10 +9,10 @@
  * ask for it back at its next late write.  So the lock is taken with
  * rbd_lock_acquire, which also makes librbd refuse to hand it over, and a
  * target that finds it held blocklists the holder's cluster handle for a
- * year (fence_holder) and then breaks it with rbd_lock_break (which
- * would blocklist it too: rbd_blocklist_on_break_lock, forced on in
- * rbd_cluster.c): from then on the OSDs refuse every request of the old
- * holder, so none of its writes can land after ours.  Each rbd_ha volume has a cluster handle of its own, so a
+ * year and then breaks the lock (fence_holder): from then on the OSDs
+ * refuse every request of the old holder, so none of its writes can land
+ * after ours.  librbd's own breaks (rbd_blocklist_on_break_lock, forced
+ * on in rbd_cluster.c) blocklist too, for the monitor's default hour.  Each rbd_ha volume has a cluster handle of its own, so a
  * fence stops that volume only.
  *
  * The lock is taken at the first request that is not a READ, not at
@@ -40,6 +40,7 @@
 
 #include <json-c/json.h>
 
+#include "helpers.h"
 #include "log.h"
 #include "volume.h"
 
@@ -113,6 +114,90 @@ void tgt_rbd_ha_init(struct rbd_vol *rv)
  */
 #define FENCE_BLOCKLIST_S	(365 * 86400)
 
+/* An address without its messenger type: "v1:10.0.0.1:0/7" (as
+ * cls_lock lists a locker) and "10.0.0.1:0/7" (as librbd names an owner)
+ * are one client. */
+static const char *addr_body(const char *a)
+{
+	static const char *const types[] = { "v1:", "v2:", "any:" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (!strncmp(a, types[i], strlen(types[i])))
+			return a + strlen(types[i]);
+	return a;
+}
+
+/*
+ * Breaks the image's lock held by the client at addr: the cls_lock
+ * "rbd_lock" on the image's header object, which is librbd's exclusive
+ * lock.  rbd_lock_break would do the same after a blocklist of its own;
+ * after rblk's, that second "osd blocklist add" changes nothing but is a
+ * second monitor proposal, which the monitor holds until
+ * paxos_propose_interval (1 s) after the first: 0.9 s more per takeover
+ * in the four-node soak.  The caller has blocklisted addr.
+ * 0, -ENOENT when addr holds no lock, or -errno.
+ */
+static int break_lock(struct rbd_vol *rv, const char *addr)
+{
+	char oid[96], tag[128], clients[512], cookies[512], addrs[512];
+	size_t tag_len = sizeof(tag), clients_len = sizeof(clients);
+	size_t cookies_len = sizeof(cookies), addrs_len = sizeof(addrs);
+	const char *c = clients, *k = cookies, *a = addrs;
+	int exclusive, ret = -ENOENT;
+	ssize_t n;
+
+	snprintf(oid, sizeof(oid), "rbd_header.%s", rv->image_id);
+	n = rados_list_lockers(rv->io, oid, "rbd_lock", &exclusive, tag, &tag_len,
+			       clients, &clients_len, cookies, &cookies_len,
+			       addrs, &addrs_len);
+	if (n < 0)
+		return (int)n;
+	for (ssize_t i = 0; i < n; i++) {
+		if (!strcmp(addr_body(a), addr_body(addr))) {
+			ret = rados_break_lock(rv->io, oid, "rbd_lock", c, k);
+			if (ret < 0 && ret != -ENOENT)
+				return ret;
+		}
+		c += strlen(c) + 1;
+		k += strlen(k) + 1;
+		a += strlen(a) + 1;
+	}
+	return ret;
+}
+
+/*
+ * Fences the lock's holder at addr: a year-long blocklist entry, our
+ * handle at the OSD map that has it (the break and every write after it
+ * carry that epoch, so no OSD takes the old holder's request after
+ * ours), then its lock broken.  When the blocklist fails, librbd's
+ * rbd_lock_break fences it for the monitor's default hour instead: never
+ * a break without a blocklist.  0, -ENOENT when the lock had gone, or
+ * -errno.
+ */
+static int fence_holder(struct rbd_vol *rv, const char *addr)
+{
+	rados_t rados = tgt_rbd_cluster_rados(rv->cl);
+	char arg[128];	/* rados_blocklist_add takes a char * */
+	int ret;
+
+	snprintf(arg, sizeof(arg), "%s", addr);
+	ret = rados_blocklist_add(rados, arg, FENCE_BLOCKLIST_S);
+	if (!ret)
+		ret = rados_wait_for_latest_osdmap(rados);
+	if (ret < 0) {
+		rblk_warn("volume %s: blocklisting the lock holder %s for %d days: %s (librbd's lock break blocklists it for the cluster's default only)",
+			  rv->name, addr, FENCE_BLOCKLIST_S / 86400, strerror(-ret));
+		return rbd_lock_break(rv->image, RBD_LOCK_MODE_EXCLUSIVE, addr);
+	}
+	ret = break_lock(rv, addr);
+	if (ret < 0 && ret != -ENOENT) {
+		rblk_warn("volume %s: breaking the lock of %s on the header object: %s; through librbd",
+			  rv->name, addr, strerror(-ret));
+		ret = rbd_lock_break(rv->image, RBD_LOCK_MODE_EXCLUSIVE, addr);
+	}
+	return ret;
+}
+
 /* Who holds the image's lock, as the cluster says. */
 enum holder { HELD_BY_NOBODY, HELD_BY_US, HELD_BY_OTHER };
 
@@ -148,12 +233,7 @@ static int lock_holder(struct rbd_vol *rv, bool break_others)
 			other = true;
 			continue;
 		}
-		ret = rados_blocklist_add(tgt_rbd_cluster_rados(rv->cl), owners[i],
-					  FENCE_BLOCKLIST_S);
-		if (ret < 0)
-			rblk_warn("volume %s: blocklisting the lock holder %s for %d days: %s (the lock break blocklists it for the cluster's default only)",
-				  rv->name, owners[i], FENCE_BLOCKLIST_S / 86400, strerror(-ret));
-		ret = rbd_lock_break(rv->image, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
+		ret = fence_holder(rv, owners[i]);
 		if (ret < 0 && ret != -ENOENT) {
 			rblk_err("volume %s: cannot break the image's lock held by %s: %s",
 				 rv->name, owners[i], strerror(-ret));
