@@ -110,6 +110,18 @@ _kernel_trouble_count() {
 	echo "$((w + o))"
 }
 
+# _emulator_debug_trap UP0: the only kernel WARN logged since uptime UP0
+# is the one in exc_debug_kernel: a single-step trap in kernel mode,
+# which nothing in the guest asks for (the kernel's comment there names
+# QEMU leaking #DB into the guest).  Seen once under TCG, in fio's
+# fstatat on a client node, after its case had passed every check
+# (docs/vm-tests.md).
+_emulator_debug_trap() {
+	dmesg | awk -v t0="$1" '{ ts = substr($0, 2, index($0, "]") - 2) + 0 }
+		ts >= t0 && /WARNING: CPU:/ { n++; if (/ exc_debug_kernel\+/) d++ }
+		END { exit !(n == 1 && d == 1) }'
+}
+
 # Prints a finished case's log indented and sets _last to its last non-empty
 # line: builtins only.
 # Prints a case's log indented; _last = the reason to show with its verdict:
@@ -150,8 +162,9 @@ run_case() {
 	: >"$log"
 	: >"$rcf"
 	[ -e "$tof" ] && rm -f "$tof"
-	local trouble0 t0 up0 pg wd rc secs why streamer=
+	local trouble0 oops0=0 t0 up0 pg wd rc secs why streamer=
 	trouble0=$(_kernel_trouble_count)
+	read -r oops0 2>/dev/null </sys/kernel/oops_count
 	read -r up0 _ </proc/uptime
 	t0=$(_usecs)
 	echo "=== case $name (timeout ${tmo}s)"
@@ -197,10 +210,20 @@ run_case() {
 	elif [ -z "$rc" ]; then
 		rc=killed why="case died without an exit status"
 	fi
-	# A kernel WARN or Oops during the case fails it even if it passed.
-	if [ "$(_kernel_trouble_count)" != "$trouble0" ] && [ "$allow_warn" = 0 ] &&
+	# A kernel WARN or Oops during the case fails it even if it passed;
+	# but for one WARN that is the emulator's, shown and not counted.
+	local trouble oops=0
+	trouble=$(_kernel_trouble_count)
+	read -r oops 2>/dev/null </sys/kernel/oops_count
+	if [ "$trouble" != "$trouble0" ] && [ "$allow_warn" = 0 ] &&
 	   { [ "$rc" = 0 ] || [ "$rc" = 77 ]; }; then
-		rc=kernel why="kernel WARNING or Oops during the case (see the kernel log above)"
+		if [ "$trouble" = $((trouble0 + 1)) ] && [ "$oops" = "$oops0" ] &&
+		   _emulator_debug_trap "$up0"; then
+			echo "    --- kernel WARN in exc_debug_kernel: the emulator's single-step trap, not the case's (docs/vm-tests.md):"
+			dmesg | grep -m 1 "WARNING: CPU:.* exc_debug_kernel+" | sed 's/^/    | /'
+		else
+			rc=kernel why="kernel WARNING or Oops during the case (see the kernel log above)"
+		fi
 	fi
 	echo "--- case $name: exit $rc after ${secs}s"
 	case $rc in
