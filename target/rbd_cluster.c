@@ -208,21 +208,26 @@ rados_t tgt_rbd_cluster_rados(const struct tgt_rbd_cluster *cl)
 	return cl->rados;
 }
 
-void tgt_rbd_cluster_addr(const struct tgt_rbd_cluster *cl, char *out, size_t len)
+const char *tgt_rbd_addr_body(const char *addr)
 {
 	static const char *const types[] = { "v1:", "v2:", "any:" };
-	char *addrs = NULL, *a;
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (!strncmp(addr, types[i], strlen(types[i])))
+			return addr + strlen(types[i]);
+	return addr;
+}
+
+void tgt_rbd_cluster_addr(const struct tgt_rbd_cluster *cl, char *out, size_t len)
+{
+	char *addrs = NULL;
+	const char *a;
 	size_t n;
 
 	out[0] = 0;
 	if (rados_getaddrs(cl->rados, &addrs) < 0 || !addrs)
 		return;
-	a = addrs + (addrs[0] == '[');
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (!strncmp(a, types[i], strlen(types[i]))) {
-			a += strlen(types[i]);
-			break;
-		}
+	a = tgt_rbd_addr_body(addrs + (addrs[0] == '['));
 	n = strcspn(a, ",]");
 	if (n < len)
 		snprintf(out, len, "%.*s", (int)n, a);

@@ -41,6 +41,11 @@ rados_t tgt_rbd_cluster_rados(const struct tgt_rbd_cluster *cl);
  * type.  Empty when librados says nothing (or it does not fit in len).
  */
 void tgt_rbd_cluster_addr(const struct tgt_rbd_cluster *cl, char *out, size_t len);
+/* addr without its messenger type ("v1:", "v2:", "any:"): the form
+ * librbd names a lock owner in and the blocklist takes, so that
+ * "v1:10.0.0.1:0/7" (as cls_lock lists a locker) and "10.0.0.1:0/7" are
+ * one client. */
+const char *tgt_rbd_addr_body(const char *addr);
 /* The cluster's fsid (text), and "client.ID" for messages. */
 const char *tgt_rbd_cluster_fsid(const struct tgt_rbd_cluster *cl);
 const char *tgt_rbd_cluster_client(const struct tgt_rbd_cluster *cl);

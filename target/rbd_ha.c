@@ -12,8 +12,9 @@
  * year and then breaks the lock (fence_holder): from then on the OSDs
  * refuse every request of the old holder, so none of its writes can land
  * after ours.  librbd's own breaks (rbd_blocklist_on_break_lock, forced
- * on in rbd_cluster.c) blocklist too, for the monitor's default hour.  Each rbd_ha volume has a cluster handle of its own, so a
- * fence stops that volume only.
+ * on in rbd_cluster.c) blocklist too, for the monitor's default hour.
+ * Each rbd_ha volume has a cluster handle of its own, so a fence stops
+ * that volume only.
  *
  * The lock is taken at the first request that is not a READ, not at
  * LOGIN: a client's standby path logs in (and reads) without taking
@@ -40,7 +41,6 @@
 
 #include <json-c/json.h>
 
-#include "helpers.h"
 #include "log.h"
 #include "volume.h"
 
@@ -114,19 +114,6 @@ void tgt_rbd_ha_init(struct rbd_vol *rv)
  */
 #define FENCE_BLOCKLIST_S	(365 * 86400)
 
-/* An address without its messenger type: "v1:10.0.0.1:0/7" (as
- * cls_lock lists a locker) and "10.0.0.1:0/7" (as librbd names an owner)
- * are one client. */
-static const char *addr_body(const char *a)
-{
-	static const char *const types[] = { "v1:", "v2:", "any:" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
-		if (!strncmp(a, types[i], strlen(types[i])))
-			return a + strlen(types[i]);
-	return a;
-}
-
 /*
  * Breaks the image's lock held by the client at addr: the cls_lock
  * "rbd_lock" on the image's header object, which is librbd's exclusive
@@ -153,7 +140,7 @@ static int break_lock(struct rbd_vol *rv, const char *addr)
 	if (n < 0)
 		return (int)n;
 	for (ssize_t i = 0; i < n; i++) {
-		if (!strcmp(addr_body(a), addr_body(addr))) {
+		if (!strcmp(tgt_rbd_addr_body(a), tgt_rbd_addr_body(addr))) {
 			ret = rados_break_lock(rv->io, oid, "rbd_lock", c, k);
 			if (ret < 0 && ret != -ENOENT)
 				return ret;

@@ -262,8 +262,7 @@ wait_lock() {
 # mem NAME: "fd F threads T rss KiB heap BYTES" of target NAME.
 mem() {
 	local pid j
-	pid=$(ctl "$T/$1.conf" status --json | jget "d['pid']") &&
-		j=$(ctl "$T/$1.conf" status --json) || return 1
+	j=$(ctl "$T/$1.conf" status --json) && pid=$(jget "d['pid']" <<<"$j") || return 1
 	echo "fd $(ls "/proc/$pid/fd" | wc -l) threads $(ls "/proc/$pid/task" | wc -l)" \
 		"rss $(jget "d['rss_kib']" <<<"$j") heap $(jget "d['heap_in_use_bytes']" <<<"$j")"
 }
