@@ -204,7 +204,16 @@ $(BUILD)/tests/test_unaligned: $(call ubsan_obj,tests/unit/test_unaligned.c) $(U
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(UBSAN_FLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs cmocka)
 
-unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(UBSAN_TARGET)
+# Test preloads: a shared object a test puts under the target
+# (LD_PRELOAD) to make a library misbehave on cue.  The one there is
+# wraps librbd, so it is built with the rbd backend only.
+PRELOAD_SRC := $(if $(HAVE_RBD),$(sort $(wildcard tests/preload/*.c)))
+PRELOAD_SOS := $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%.so,$(PRELOAD_SRC))
+$(BUILD)/tests/preload/%.so: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -o $@ $< -ldl
+
+unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(UBSAN_TARGET) $(PRELOAD_SOS)
 
 # The fio engine has its own rules (it needs the fio source tree).
 -include tools/fio/fio.mk

@@ -25,6 +25,7 @@
 #include "rbd_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,11 @@ struct rbd_rctx;
  * only memory that stays allocated. */
 struct rbd_op {
 	struct rbd_op   *next;		/* done stack or free list */
+	struct rbd_op   *lprev, *lnext;	/* the reactor's ops at librbd */
 	struct rbd_rctx *rc;
 	struct rbd_vol  *rv;
 	int64_t         *in_flight;	/* rv's counter when it was sent */
-	struct tgt_io   *io;
+	struct tgt_io   *io;		/* NULL once answered without librbd */
 	rbd_completion_t comp;
 	struct iovec     iov;
 	struct rbd_ha_wait wait;	/* while rbd_ha.c holds it */
@@ -67,10 +69,36 @@ struct rbd_rctx {
 	int      efd;
 	uint64_t efd_val;
 	struct tgt_event efd_ev;
+	bool     sweep;			/* __atomic: look for abandoned ops */
+	struct rbd_rctx *reg_next;	/* every context (registry below) */
 	struct rbd_op *free_ops;	/* reactor only, from here down */
+	struct rbd_op *at_lib;		/* started at librbd, not back yet */
 	struct rbd_op_block *blocks;
 	unsigned outstanding;		/* ops given to librbd, not reaped */
 };
+
+/* Every reactor's context, for tgt_rbd_answer_abandoned. */
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct rbd_rctx *registry;
+
+static void at_lib_add(struct rbd_rctx *rc, struct rbd_op *op)
+{
+	op->lprev = NULL;
+	op->lnext = rc->at_lib;
+	if (rc->at_lib)
+		rc->at_lib->lprev = op;
+	rc->at_lib = op;
+}
+
+static void at_lib_del(struct rbd_rctx *rc, struct rbd_op *op)
+{
+	if (op->lprev)
+		op->lprev->lnext = op->lnext;
+	else
+		rc->at_lib = op->lnext;
+	if (op->lnext)
+		op->lnext->lprev = op->lprev;
+}
 
 /* Hands op to its reactor from another thread (librbd's callback
  * thread, rbd_ha.c's takeover). */
@@ -175,13 +203,62 @@ static void held_back(struct rbd_rctx *rc, struct rbd_op *op)
 	op->held = false;
 	if (!ret)
 		ret = op_start(op, op->rv->image);
-	if (!ret)
+	if (!ret) {
+		at_lib_add(rc, op);
 		return;
+	}
 	__atomic_sub_fetch(op->in_flight, 1, __ATOMIC_SEQ_CST);
 	rbd_aio_release(op->comp);
 	op_put(rc, op);
 	rc->outstanding--;
 	io->complete(io, ret);
+}
+
+/*
+ * Reactor thread: answers the requests left at a fenced handle that was
+ * abandoned (rbd_attach.c): their client would otherwise wait for its
+ * io_timeout, holding every other command of its queue while it drains.
+ * SHUTTING_DOWN sends it to another path.  Such a request is at a handle
+ * whose counter is no longer its volume's.  Only requests whose buffer
+ * librbd never writes into are answered: a READ's completion, if it
+ * came, would write over the buffer's next user, so a READ keeps it and
+ * waits (a fenced handle's reads fail at the OSDs rather than hang).  A
+ * late completion of an answered request is dropped (efd_done).
+ */
+static void answer_abandoned(struct rbd_rctx *rc)
+{
+	unsigned n = 0;
+	const char *name = NULL;
+
+	for (struct rbd_op *op = rc->at_lib; op; op = op->lnext) {
+		struct tgt_io *io = op->io;
+
+		if (!io || io->op == TGT_IO_READ ||
+		    op->in_flight == __atomic_load_n(&op->rv->in_flight, __ATOMIC_ACQUIRE))
+			continue;
+		op->io = NULL;
+		__atomic_add_fetch(&op->rv->refused, 1, __ATOMIC_RELAXED);
+		name = op->rv->name;
+		n++;
+		io->complete(io, -ESHUTDOWN);
+	}
+	if (n)
+		rblk_warn("volume %s: answered %u request(s) left at the abandoned handle SHUTTING_DOWN (reactor%u): they go to another path",
+			  name, n, tgt_reactor_id(rc->r));
+}
+
+void tgt_rbd_answer_abandoned(void)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&registry_mu);
+	for (struct rbd_rctx *rc = registry; rc; rc = rc->reg_next) {
+		__atomic_store_n(&rc->sweep, true, __ATOMIC_RELEASE);
+		if (write(rc->efd, &one, sizeof(one)) < 0)
+			rblk_err("rbd: waking reactor%u: %s", tgt_reactor_id(rc->r),
+				 strerror(errno));
+	}
+	pthread_mutex_unlock(&registry_mu);
 }
 
 /* Reactor thread: the eventfd said some requests are done. */
@@ -193,6 +270,8 @@ static void efd_done(struct tgt_event *ev, int res, uint32_t flags)
 
 	if (res == -ECANCELED)
 		return;
+	if (__atomic_exchange_n(&rc->sweep, false, __ATOMIC_ACQ_REL))
+		answer_abandoned(rc);
 	list = __atomic_exchange_n(&rc->done, NULL, __ATOMIC_ACQUIRE);
 	while (list) {		/* the stack is newest first: reverse it */
 		op = list;
@@ -211,10 +290,13 @@ static void efd_done(struct tgt_event *ev, int res, uint32_t flags)
 		}
 		ret = rbd_aio_get_return_value(op->comp);
 		rbd_aio_release(op->comp);
-		if (op->rv->ha)
-			ret = tgt_rbd_ha_result(op->rv, (int)ret);
+		at_lib_del(rc, op);
 		op_put(rc, op);
 		rc->outstanding--;
+		if (!io)
+			continue;	/* answered at the abandoning */
+		if (op->rv->ha)
+			ret = tgt_rbd_ha_result(op->rv, (int)ret);
 		io->complete(io, op_result(io, ret));
 	}
 	arm_efd(rc);
@@ -236,6 +318,10 @@ static int rbd_reactor_init(struct tgt_reactor *r, void **ctxp)
 		return ret;
 	}
 	arm_efd(rc);
+	pthread_mutex_lock(&registry_mu);
+	rc->reg_next = registry;
+	registry = rc;
+	pthread_mutex_unlock(&registry_mu);
 	*ctxp = rc;
 	return 0;
 }
@@ -244,6 +330,14 @@ static void rbd_reactor_exit(struct tgt_reactor *r, void *ctx)
 {
 	struct rbd_rctx *rc = ctx;
 
+	pthread_mutex_lock(&registry_mu);
+	for (struct rbd_rctx **p = &registry; *p; p = &(*p)->reg_next) {
+		if (*p == rc) {
+			*p = rc->reg_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_mu);
 	if (rc->outstanding) {
 		/* A drain that gave up with requests still at the cluster:
 		 * librbd will call back into this context, so it stays. */
@@ -334,6 +428,7 @@ static int rbd_submit(struct tgt_io *io, void *ctx)
 		op_put(rc, op);
 		return ret;
 	}
+	at_lib_add(rc, op);
 	rc->outstanding++;
 	return 0;
 }

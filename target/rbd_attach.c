@@ -258,7 +258,9 @@ int tgt_rbd_detach(struct rbd_vol *rv)
  * costs one handle at most.  What keeps those requests from ever landing
  * is the fence's blocklist entry, which rblk makes for a year (rbd_ha.c,
  * FENCE_BLOCKLIST_S): they die with the process, so a restart within
- * that year ends the danger.  0 or -ENOMEM.
+ * that year ends the danger.  Their clients are answered at once
+ * (rbd.c, answer_abandoned), so that they go to another path instead of
+ * waiting for their io_timeout.  0 or -ENOMEM.
  */
 static int abandon_handle(struct rbd_vol *rv)
 {
@@ -278,6 +280,7 @@ static int abandon_handle(struct rbd_vol *rv)
 	rblk_warn("volume %s: left the fenced handle %s of image %s/%s open to its %" PRId64
 		  " request(s) that librbd does not give back (the fence's blocklist entry keeps them from landing); reopening with a new one",
 		  rv->name, addr[0] ? addr : "(address unknown)", rv->pool, rv->image_name, left);
+	tgt_rbd_answer_abandoned();
 	return 0;
 }
 

@@ -115,6 +115,13 @@ void tgt_rbd_ha_init(struct rbd_vol *rv);
  * none runs any more (false: one is stuck at the cluster; rv must stay). */
 bool tgt_rbd_ha_stop(struct rbd_vol *rv);
 void tgt_rbd_ha_describe(struct rbd_vol *rv, struct json_object *r);
+
+/* ---- rbd.c ----------------------------------------------------------- */
+
+/* A handle was abandoned (its in_flight counter replaced): every reactor
+ * answers its requests still at that handle SHUTTING_DOWN, but READs
+ * (rbd.c, answer_abandoned).  Any thread. */
+void tgt_rbd_answer_abandoned(void);
 const char *tgt_rbd_lock_state_str(int state);
 
 /* ---- rbd_image.c: the control path (main, admin, offload threads) ---- */

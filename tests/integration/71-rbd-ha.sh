@@ -34,7 +34,11 @@
 #    2-4 MiB here, and 4-7 MiB before the malloc_trim after a handle's
 #    shutdown: a rough bound; the heap is the leak check);
 #  - path-order: a path list with a transport per path is parsed and
-#    used in order (tcp: prefix), the first path down at the start.
+#    used in order (tcp: prefix), the first path down at the start;
+#  - abandoned-answered: writes stuck at a fenced handle's librbd (a
+#    test preload holds them, as Ceph 16.2.11 does) are answered
+#    SHUTTING_DOWN when the target abandons that handle, and their
+#    client goes on through B before its io_timeout.
 . "$(dirname "$0")/lib.sh"
 . "$RBLK_ROOT/tests/ceph/lib.sh"
 ceph_test_prelude
@@ -332,6 +336,55 @@ case_lock_lost_unfenced() {
 	stop_ab
 }
 
+# abandoned-answered: target A runs with the test preload that keeps
+# writes at librbd forever once $T/stuck exists (what Ceph 16.2.11's
+# librbd does to a write of a blocklisted handle that waits for the
+# lock).  A client writes through A (paths A, B; io_timeout 30 s) and
+# its writes stick there; a second client writes through B, which fences
+# A.  A finds it is fenced, cannot close its handle, abandons it and
+# answers the stuck writes SHUTTING_DOWN: the first client goes on
+# through B well before its io_timeout, and its data is there.
+case_abandoned_answered() {
+	local t0 secs n preload=$RBLK_BUILD/tests/preload/rbd_stuck_writes.so
+	[ -f "$preload" ] || { echo "$preload not built (make unit-tests)"; return 1; }
+	rbd_admin create --size 64M "$CEPH_POOL/st" || return 1
+	PA=$(free_port) && PB=$(free_port) || return 1
+	[ "$PA" != "$PB" ] || PB=$((PA + 1))
+	target_conf a "$PA" st
+	target_conf b "$PB" st
+	LD_PRELOAD=$preload RBLK_TEST_STUCK_WRITES=$T/stuck PORT=$PA start_target "$T/a.conf"
+	A_PID=$TARGET_PID
+	PORT=$PB start_target "$T/b.conf"; B_PID=$TARGET_PID
+	fio_pat "$PA" st-first write 0x11111111 --do_verify=0 || return 1
+	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock: $(ha a lock)"; return 1; }
+	touch "$T/stuck"
+	t0=$(date +%s.%N)
+	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target="127.0.0.1:$PA,127.0.0.1:$PB" \
+		--volume=vol0 --name=st --rw=write --bs=4k --size=64k --offset=0 --iodepth=4 \
+		--verify=pattern --verify_pattern=0x2c2c2c2c --verify_state_save=0 \
+		--keep_alive_tmo=2 --io_timeout=30 --reconnect_delay=1 \
+		--output-format=terse >"$T/st.out" 2>&1 &
+	FIO_PID=$!
+	_cleanup_pids+=("$FIO_PID")
+	sleep 1
+	# B takes the lock over at a write of its own, away from those blocks.
+	fio_pat "$PB" st-b write 0x0b0b0b0b --offset=1m --do_verify=0 || return 1
+	fio_wait_ok st 64 || return 1
+	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	rm -f "$T/stuck"
+	grep -q "left the fenced handle" "$T/target.log" ||
+		{ grep -E "vol0|fenc|abandon" "$T/target.log" | tail -n 20; echo "A did not abandon its handle"; return 1; }
+	[ "$(echo "$secs < 20" | bc)" = 1 ] ||
+		{ echo "the job took $secs s: the stuck writes waited for the io_timeout (30 s)"; return 1; }
+	n=$(sed -n 's/.*answered \([0-9]*\) request(s) left at the abandoned handle.*/\1/p' "$T/target.log" |
+		awk '{ s += $1 } END { print s + 0 }')
+	[ "$n" -ge 1 ] || { echo "A answered none of the stuck writes"; return 1; }
+	[ "$(ha a abandoned_handles)" = 1 ] || { echo "A counted $(ha a abandoned_handles) abandoned handles"; return 1; }
+	fio_pat "$PB" st-check read 0x2c2c2c2c || { echo "the job's data is not there"; return 1; }
+	echo "note: A answered $n stuck write(s) at the abandoning; the job ended $secs s after its writes stuck (io_timeout 30 s), its data read back through B"
+	stop_ab
+}
+
 case_uuid() {
 	local ua ub uo t0
 	rbd_admin create --size 64M "$CEPH_POOL/id1" || return 1
@@ -384,5 +437,6 @@ run_case lock-lost-unfenced case_lock_lost_unfenced
 run_case uuid case_uuid
 run_case failover-memory case_failover_memory
 run_case path-order case_path_order
+run_case abandoned-answered case_abandoned_answered
 target_log_clean
 exit $((nfail > 0))
