@@ -74,6 +74,11 @@ int rblk_paths_init(struct rblk_queue *q, const struct rblk_client_opts *opts,
 				    o->n_alt_paths + 1, RBLK_MAX_PATHS);
 		return -EINVAL;
 	}
+	if (o->first_path > o->n_alt_paths) {
+		rblk_client_set_err(errbuf, errlen, "first path %u of %u",
+				    o->first_path + 1, o->n_alt_paths + 1);
+		return -EINVAL;
+	}
 	q->want_path = -1;
 	q->npaths = 1 + o->n_alt_paths;
 	for (unsigned i = 0; i < q->npaths; i++) {

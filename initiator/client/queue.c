@@ -34,8 +34,10 @@ int rblk_queue_open(const struct rblk_client_opts *opts,
 	}
 	/* The first connection is not retried: a wrong address or volume
 	 * is the caller's to hear about at once.  With several paths, the
-	 * first that works is used. */
-	for (unsigned i = 0; i < q->npaths; i++) {
+	 * first that works, from opts->first_path on, is used. */
+	for (unsigned n = 0; n < q->npaths; n++) {
+		unsigned i = (opts->first_path + n) % q->npaths;
+
 		q->cur = i;
 		rblk_path_set(q, i, RBLK_PATH_CONNECTING, NULL);
 		ret = rblk_client_connect(q, rblk_client_open_timeout_ms(q), errbuf, errlen);

@@ -105,6 +105,10 @@ struct rblk_client_opts {
 	 */
 	const struct rblk_client_path *alt_paths;
 	unsigned    n_alt_paths;
+	/* The path rblk_queue_open tries first (0: host/port, i: alt_paths[i
+	 * - 1]); the others follow in order, wrapping.  Path numbers in
+	 * rblk_queue_paths and rblk_queue_prefer_path stay the list's. */
+	unsigned    first_path;
 	/* NULL: the first LOGIN's volume UUID is the volume's; else every
 	 * path must report this one (a device's other queues). */
 	const uint8_t *expect_uuid;	/* RBLK_UUID_LEN bytes */
