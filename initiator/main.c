@@ -50,6 +50,7 @@ struct ini_dev {
 	struct ublksrv_ctrl_dev_info info;
 	struct rblk_volume_info vi;
 	struct rblk_queue *conns[INI_MAX_QUEUES];
+	struct rblk_queue *readers[INI_MAX_QUEUES];	/* --read-policy spread */
 	struct ini_queue *queues[INI_MAX_QUEUES];
 	unsigned nq;
 	int added;
@@ -65,6 +66,9 @@ struct ini_dev {
 	struct ini_monitor *mon;
 	int active_path;
 	int64_t failback_asked;		/* ms, when failback was last asked */
+	int64_t reader_moved[INI_MAX_QUEUES];	/* ms, a reader's last move */
+	int64_t reader_shared[INI_MAX_QUEUES];	/* ms, since a reader is on the
+						 * writers' path (0: it is not) */
 };
 
 /* One line to whoever started us (rblkctl), then the pipe is closed. */
@@ -174,6 +178,50 @@ static struct rblk_client_opts client_opts(struct ini_dev *d)
 	};
 }
 
+/* The path queue i's reader starts on: spread over the paths but the
+ * first, which the writers use. */
+static unsigned reader_home(const struct ini_dev *d, unsigned i)
+{
+	return 1 + i % (d->npaths - 1);
+}
+
+/*
+ * --read-policy spread: a second connection per queue, on another path
+ * first, to the volume queue 0 found (docs/multipath.md, "Active/active
+ * reads").  It may end on the writers' path when the others are down.
+ */
+static int connect_readers(struct ini_dev *d)
+{
+	struct rblk_client_opts co = client_opts(d);
+	struct rblk_volume_info vi;
+	char why[256];
+	int ret;
+
+	if (!d->o.read_spread)
+		return 0;
+	if (d->npaths < 2) {
+		rblk_warn("--read-policy spread with one path: every read goes to it");
+		return 0;
+	}
+	co.expect_uuid = d->vi.uuid;
+	for (unsigned i = 0; i < d->nq; i++) {
+		co.queue_id = i;
+		co.first_path = reader_home(d, i);
+		why[0] = 0;
+		ret = rblk_queue_open(&co, &d->readers[i], &vi, why, sizeof(why));
+		if (ret) {
+			report(d, "ERR reader of queue %u: %s (volume %s)", i,
+			       why[0] ? why : strerror(-ret), d->o.volume);
+			return ret;
+		}
+		if (vi.size != d->vi.size || vi.block_size != d->vi.block_size)
+			return report(d, "ERR volume changed while connecting"), -EIO;
+		if (vi.queue_depth < d->vi.queue_depth)
+			d->vi.queue_depth = vi.queue_depth;
+	}
+	return 0;
+}
+
 static int connect_queues(struct ini_dev *d)
 {
 	struct rblk_client_opts co = client_opts(d);
@@ -202,6 +250,9 @@ static int connect_queues(struct ini_dev *d)
 		if (vi.queue_depth < d->vi.queue_depth)
 			d->vi.queue_depth = vi.queue_depth;
 	}
+	ret = connect_readers(d);
+	if (ret)
+		return ret;
 	if (ini_ublk_check_volume(&d->vi, why, sizeof(why))) {
 		report(d, "ERR volume %s cannot be a ublk device: %s", d->o.volume, why);
 		return -EINVAL;
@@ -246,6 +297,8 @@ static int add_device(struct ini_dev *d)
 		for (unsigned i = info->nr_hw_queues; i < d->nq; i++) {
 			rblk_queue_close(d->conns[i]);
 			d->conns[i] = NULL;
+			rblk_queue_close(d->readers[i]);
+			d->readers[i] = NULL;
 		}
 		d->nq = info->nr_hw_queues;
 	}
@@ -304,7 +357,8 @@ static int create_queues(struct ini_dev *d)
 	for (i = 0; i < d->nq; i++) {
 		cfg.q_id = i;
 		cfg.conn = d->conns[i];
-		d->conns[i] = NULL;	/* the queue owns it now */
+		cfg.read_conn = d->readers[i];
+		d->conns[i] = d->readers[i] = NULL;	/* the queue owns them now */
 		ret = ini_queue_create(&cfg, &d->queues[i]);
 		if (ret) {
 			report(d, "ERR setting up queue %u: %s", i, strerror(-ret));
@@ -353,6 +407,7 @@ static void fill_state(struct ini_dev *d, const char *state)
 			 p->port ? ":" : "", p->port ? p->port : "");
 	}
 	s->failback_s = d->o.failback_s;
+	s->read_spread = d->o.read_spread;
 	if (d->o.recover_dev >= 0 && d->old.dev_id == (int)d->info.dev_id) {
 		/* the same attachment, served by a new process */
 		s->started = d->old.started;
@@ -473,6 +528,8 @@ static void teardown(struct ini_dev *d, int started)
 		d->queues[i] = NULL;
 		rblk_queue_close(d->conns[i]);
 		d->conns[i] = NULL;
+		rblk_queue_close(d->readers[i]);
+		d->readers[i] = NULL;
 	}
 	if (d->cdev_fd >= 0) {
 		close(d->cdev_fd);	/* DEL_DEV waits for this close */
@@ -507,15 +564,77 @@ static void fail_back(struct ini_dev *d, const char *why)
  * --failback-delay seconds (a flapping path never has), and the last ask
  * is as old as that too.
  */
+/*
+ * Spread reads: a reader that shares its writer's path (its own was down)
+ * goes to another once that one has answered the monitor's probes for
+ * INI_READER_MOVE_MS, every probe since after the reader came over (the
+ * monitor may not have seen the loss yet: its last answer then predates
+ * it); or, should the monitor never have seen the path fail, once the
+ * reader has shared the writers' path for INI_READER_SHARED_MS and the
+ * path still answers.  It moves at most every INI_READER_MOVE_MS, so a
+ * flapping path is never chosen.  Returns the paths some reader is LIVE
+ * on, as bits.
+ */
+#define INI_READER_MOVE_MS	5000
+#define INI_READER_SHARED_MS	30000
+static bool reader_may_go(const struct ini_dev *d, unsigned q, unsigned j,
+			  int64_t now)
+{
+	int64_t ok_since;
+
+	if (ini_monitor_get(d->mon, j, &ok_since) != INI_PROBE_OK || !ok_since)
+		return false;
+	if (ok_since > d->reader_shared[q] && now - ok_since >= INI_READER_MOVE_MS)
+		return true;
+	return now - d->reader_shared[q] >= INI_READER_SHARED_MS;
+}
+
+static unsigned spread_readers(struct ini_dev *d, int64_t now)
+{
+	unsigned on = 0;
+
+	for (unsigned q = 0; q < d->nq; q++) {
+		struct ini_queue_conn c;
+
+		ini_queue_conn_status(d->queues[q], &c);
+		if (c.read_path < 0)
+			continue;
+		if (c.read_state == RBLK_QUEUE_LIVE)
+			on |= 1u << c.read_path;
+		if (c.read_path != c.active_path || c.read_state != RBLK_QUEUE_LIVE) {
+			d->reader_shared[q] = 0;
+			continue;
+		}
+		if (!d->reader_shared[q])
+			d->reader_shared[q] = now;
+		if (now - d->reader_moved[q] < INI_READER_MOVE_MS)
+			continue;
+		for (unsigned k = 0; k < d->npaths; k++) {
+			unsigned j = (reader_home(d, q) + k) % d->npaths;
+
+			if ((int)j == c.active_path || !reader_may_go(d, q, j, now))
+				continue;
+			rblk_info("queue %u: reads spread again: the reader moves from path %d to path %u",
+				  q, c.read_path + 1, j + 1);
+			ini_queue_prefer_read_path(d->queues[q], (int)j);
+			d->reader_moved[q] = now;
+			break;
+		}
+	}
+	return on;
+}
+
 static void note_paths(struct ini_dev *d)
 {
 	struct ini_queue_conn c;
 	struct ini_state *s = &d->st;
 	int64_t now = rblk_now_ms(), ok_since;
 	bool changed = false;
+	unsigned reads_on;
 
 	if (d->npaths < 2)
 		return;
+	reads_on = spread_readers(d, now);
 	ini_queue_conn_status(d->queues[0], &c);
 	if (c.active_path != d->active_path) {
 		if (c.active_path != 0 || d->active_path != 0)
@@ -529,9 +648,14 @@ static void note_paths(struct ini_dev *d)
 		enum ini_probe pr = ini_monitor_get(d->mon, i, &ok_since);
 		struct ini_path_state was = *p;
 
-		snprintf(p->state, sizeof(p->state), "%s", rblk_path_state_str(c.path_state[i]));
+		bool reads = (int)i != c.active_path && (reads_on & (1u << i));
+
+		/* A readers' path is live for them, whatever queue 0's
+		 * writer last found there. */
+		snprintf(p->state, sizeof(p->state), "%s",
+			 rblk_path_state_str(reads ? RBLK_PATH_LIVE : c.path_state[i]));
 		snprintf(p->role, sizeof(p->role), "%s",
-			 (int)i == c.active_path ? "optimized" : "standby");
+			 (int)i == c.active_path ? "optimized" : reads ? "reads" : "standby");
 		snprintf(p->probe, sizeof(p->probe), "%s",
 			 (int)i == c.active_path ? "" : ini_probe_str(pr));
 		p->failures = c.path_failures[i];

@@ -50,6 +50,9 @@ const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
 	{ "failback-delay", 'B', "S", "multipath: go back to the first --target once it has\n"
 				      "answered for S s without a break (default -1: only\n"
 				      "on rblkctl failback)" },
+	{ "read-policy", 'A', "POLICY", "multipath: standby (default: every command on the\n"
+				       "path in use) or spread (reads also on a standby\n"
+				       "path, writes on the path in use: active/active reads)" },
 };
 
 _Static_assert(RBLK_POLL_US_DEFAULT == 50 && RBLK_POLL_US_MAX == 1000000,
@@ -175,6 +178,14 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 			return -EINVAL;
 		}
 		o->failback_s = sec;
+		return 0;
+	case 'A':
+		if (strcmp(arg, "standby") && strcmp(arg, "spread")) {
+			fprintf(stderr, "%s: --read-policy is standby or spread, not '%s'\n",
+				prog, arg);
+			return -EINVAL;
+		}
+		o->read_spread = !strcmp(arg, "spread");
 		return 0;
 	case 'T':
 		if (strcmp(arg, "tcp") && strcmp(arg, "rdma")) {

@@ -22,6 +22,7 @@ struct ini_opts {
 	struct rblk_path_spec targets[RBLK_MAX_PATHS];
 	unsigned ntargets;
 	int failback_s;			/* --failback-delay; -1: manual only */
+	int read_spread;		/* --read-policy spread */
 	const char *volume;
 	const char *transport;
 	const char *hostname;
@@ -50,7 +51,7 @@ struct ini_opt {
 	const char *arg;	/* the value's name in the help */
 	const char *help;	/* '\n' between the help's lines */
 };
-#define INI_SHARED_OPTS	15
+#define INI_SHARED_OPTS	16
 extern const struct ini_opt ini_shared_opts[INI_SHARED_OPTS];
 
 /* The table's index of getopt code, or -1. */

@@ -54,6 +54,8 @@ static void add_paths(struct json_object *o, const struct ini_state *s)
 	}
 	json_object_object_add(o, "paths", a);
 	json_object_object_add(o, "failback_delay", json_object_new_int(s->failback_s));
+	json_object_object_add(o, "read_policy",
+			       json_object_new_string(s->read_spread ? "spread" : "standby"));
 	json_object_object_add(o, "failovers", json_object_new_int((int)s->failovers));
 }
 
@@ -155,10 +157,13 @@ static int64_t get_int(struct json_object *o, const char *key, int64_t dflt)
 static void get_paths(struct json_object *o, struct ini_state *s)
 {
 	struct json_object *a;
+	char policy[16] = "";
 	size_t n;
 
 	s->failback_s = (int)get_int(o, "failback_delay", -1);
 	s->failovers = (unsigned)get_int(o, "failovers", 0);
+	get_str(o, "read_policy", policy, sizeof(policy));
+	s->read_spread = !strcmp(policy, "spread");
 	if (!json_object_object_get_ex(o, "paths", &a) ||
 	    !json_object_is_type(a, json_type_array))
 		return;

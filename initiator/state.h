@@ -68,11 +68,12 @@ struct ini_state {
 	struct ini_path_state {
 		char     spec[280];	/* [tcp:|rdma:]HOST[:PORT] as given */
 		char     state[16];	/* live | connecting | failed | untried | other-volume */
-		char     role[12];	/* optimized (in use) | standby */
+		char     role[12];	/* optimized (in use) | reads (spread) | standby */
 		char     probe[16];	/* standby: reachable | unreachable | "" */
 		unsigned failures;
 	} paths[RBLK_MAX_PATHS];
 	int      failback_s;		/* --failback-delay, -1 = manual */
+	int      read_spread;		/* --read-policy spread */
 	unsigned failovers;		/* moves off a lost path, queue 0 */
 };
 

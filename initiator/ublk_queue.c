@@ -15,6 +15,12 @@
  * library fails (fast_io_fail_tmo, ctrl_loss_tmo).  The connection fd
  * rblk_queue_fd() stays the same across reconnects and also wakes us for
  * the library's timers.
+ *
+ * With --read-policy spread the queue has a second connection, the
+ * reader, which starts on another path: READs alternate between the two,
+ * everything else goes to the first (the writer's), so one target writes
+ * the image while two serve its reads.  A READ the reader cannot take
+ * (connecting, failed, full) goes to the writer's connection instead.
  */
 #include <errno.h>
 #include <poll.h>
@@ -48,6 +54,7 @@ enum tag_state {
 #define UD_STOP_POLL	0x10001u
 #define UD_GRACE	0x10002u
 #define UD_IGNORE	0x10003u
+#define UD_READ_POLL	0x10004u
 
 struct ini_tag {
 	struct rblk_io io;
@@ -75,6 +82,9 @@ struct ini_queue {
 
 	/* thread-private loop state */
 	int conn_poll_armed;
+	int read_poll_armed;
+	int read_live;			/* the reader is LIVE: READs may go there */
+	unsigned read_turn;		/* alternates READs between the two */
 	int spinning;			/* not waiting: ring and CQ peeked each turn */
 	uint64_t last_work_us;		/* adaptive: last turn that did something */
 	int stopping;			/* stop asked: grace timer running */
@@ -92,6 +102,10 @@ struct ini_queue {
 	atomic_uint path_failures[RBLK_MAX_PATHS];
 	atomic_int active_path;
 	atomic_int want_path;		/* -1, or the path to move to */
+	/* The reader (spread): its path, its state, a move asked for. */
+	atomic_int read_path;		/* -1: no reader */
+	atomic_int read_state;		/* enum rblk_queue_state */
+	atomic_int want_read_path;
 	atomic_uint_fast64_t served, failed;
 };
 
@@ -241,6 +255,22 @@ static void backlog_push(struct ini_queue *q, unsigned tag)
 	q->tags[tag].state = TAG_BACKLOG;
 }
 
+/*
+ * A READ on the reader, every other one while it is LIVE; 0 when it took
+ * the command, else the writer's connection is to be tried (the reader's
+ * errors never fail a READ the writer's path can serve).
+ */
+static int send_read_spread(struct ini_queue *q, struct rblk_io *io)
+{
+	if (!q->cfg.read_conn || !q->read_live || io->opcode != RBLK_OP_READ)
+		return -EAGAIN;
+	/* All of them while the writer's connection is not LIVE. */
+	if ((q->read_turn++ & 1) &&
+	    atomic_load_explicit(&q->conn_state, memory_order_relaxed) == RBLK_QUEUE_LIVE)
+		return -EAGAIN;
+	return rblk_queue_submit_more(q->cfg.read_conn, io);
+}
+
 /* Sends a mapped request; 1 if it is now the target's, 0 if it waits. */
 static int send_request(struct ini_queue *q, unsigned tag)
 {
@@ -252,7 +282,9 @@ static int send_request(struct ini_queue *q, unsigned tag)
 	}
 	/* Sent with the turn's other commands: the loop flushes before it
 	 * waits, and every reap flushes first. */
-	ret = rblk_queue_submit_more(q->cfg.conn, &q->tags[tag].io);
+	ret = send_read_spread(q, &q->tags[tag].io);
+	if (ret)
+		ret = rblk_queue_submit_more(q->cfg.conn, &q->tags[tag].io);
 	if (ret == 0) {
 		q->tags[tag].state = TAG_AT_TARGET;
 		return 1;
@@ -297,7 +329,9 @@ static void drain_backlog(struct ini_queue *q)
 		unsigned tag = q->backlog[q->bl_head];
 
 		if (q->cfg.conn && !q->abandoned &&
-		    rblk_queue_inflight(q->cfg.conn) >= q->cfg.depth)
+		    rblk_queue_inflight(q->cfg.conn) >= q->cfg.depth &&
+		    (!q->read_live ||
+		     rblk_queue_inflight(q->cfg.read_conn) >= q->cfg.depth))
 			break;
 		q->bl_head = (q->bl_head + 1) % q->cfg.depth;
 		q->bl_count--;
@@ -326,6 +360,30 @@ static void note_paths(struct ini_queue *q)
 	}
 }
 
+/* The reader's path and state, and a move the main thread asked for. */
+static void note_reader(struct ini_queue *q)
+{
+	struct rblk_path_status ps[RBLK_MAX_PATHS];
+	struct rblk_queue_status st;
+	int want = atomic_exchange(&q->want_read_path, -1);
+	unsigned n;
+
+	if (!q->cfg.read_conn)
+		return;
+	if (want >= 0 && rblk_queue_prefer_path(q->cfg.read_conn, (unsigned)want))
+		rblk_warn("queue %u: cannot move the reader to path %d", q->cfg.q_id, want + 1);
+	rblk_queue_status(q->cfg.read_conn, &st);
+	if (st.state == RBLK_QUEUE_FAILED && atomic_load(&q->read_state) != RBLK_QUEUE_FAILED)
+		rblk_warn("queue %u: the reader's connection failed (%s); reads go to the writer's path only",
+			  q->cfg.q_id, st.reason);
+	q->read_live = st.state == RBLK_QUEUE_LIVE;
+	atomic_store(&q->read_state, st.state);
+	n = rblk_queue_paths(q->cfg.read_conn, ps, RBLK_MAX_PATHS);
+	for (unsigned i = 0; i < n; i++)
+		if (ps[i].active)
+			atomic_store(&q->read_path, (int)i);
+}
+
 /* Mirrors the library's view for the main thread (state file). */
 static void note_conn(struct ini_queue *q)
 {
@@ -338,6 +396,7 @@ static void note_conn(struct ini_queue *q)
 	atomic_store(&q->conn_state, st.state);
 	atomic_store(&q->reconnects, st.reconnects);
 	note_paths(q);
+	note_reader(q);
 }
 
 static int conn_failed(const struct ini_queue *q)
@@ -351,17 +410,16 @@ static int conn_failed(const struct ini_queue *q)
  * syscall on RDMA when nothing came); else a full reap that also runs the
  * timers and connection events, as after the fd's wakeup.
  */
-static unsigned take_answers(struct ini_queue *q, int peek)
+static unsigned take_answers_of(struct ini_queue *q, struct rblk_queue *conn,
+				int peek)
 {
 	struct rblk_io *done[64];
 	unsigned total = 0;
 	int n, i;
 
-	if (!q->cfg.conn)
-		return 0;
 	do {
-		n = peek ? rblk_queue_peek(q->cfg.conn, done, 64) :
-			   rblk_queue_reap(q->cfg.conn, done, 0, 64, 0);
+		n = peek ? rblk_queue_peek(conn, done, 64) :
+			   rblk_queue_reap(conn, done, 0, 64, 0);
 		if (n < 0)
 			break;	/* FAILED, and every failed I/O handed back */
 		for (i = 0; i < n; i++) {
@@ -371,6 +429,18 @@ static unsigned take_answers(struct ini_queue *q, int peek)
 		}
 		total += (unsigned)n;
 	} while (n == 64);
+	return total;
+}
+
+static unsigned take_answers(struct ini_queue *q, int peek)
+{
+	unsigned total;
+
+	if (!q->cfg.conn)
+		return 0;
+	total = take_answers_of(q, q->cfg.conn, peek);
+	if (q->cfg.read_conn)
+		total += take_answers_of(q, q->cfg.read_conn, peek);
 	note_conn(q);
 	drain_backlog(q);
 	return total;
@@ -385,25 +455,40 @@ static unsigned reap_target(struct ini_queue *q)
  * Grace is over (or never given): fail everything the target still holds
  * and stop talking to it, so the kernel can finish tearing the disk down.
  */
+/* Closes one of the queue's connections, its fd's poll cancelled; what
+ * it still held is failed by abandon_target. */
+static void close_conn(struct ini_queue *q, struct rblk_queue **conn,
+		       int poll_armed, uint64_t poll_ud, const char *what)
+{
+	struct io_uring_sqe *sqe;
+
+	reap_target(q);		/* take what did arrive */
+	if (poll_armed && (sqe = get_sqe(q))) {
+		io_uring_prep_poll_remove(sqe, poll_ud);
+		sqe->user_data = UD_IGNORE;
+	}
+	if (rblk_queue_inflight(*conn))
+		rblk_warn("queue %u: %u commands unanswered by %s; failing them",
+			  q->cfg.q_id, rblk_queue_inflight(*conn), what);
+	rblk_queue_close(*conn);
+	*conn = NULL;
+}
+
 static void abandon_target(struct ini_queue *q)
 {
 	unsigned tag;
-	struct io_uring_sqe *sqe;
 
 	if (q->abandoned)
 		return;
 	q->abandoned = 1;
+	if (q->cfg.read_conn) {
+		close_conn(q, &q->cfg.read_conn, q->read_poll_armed, UD_READ_POLL,
+			   "the reader's target");
+		q->read_live = 0;
+	}
 	if (q->cfg.conn) {
-		reap_target(q);		/* take what did arrive */
-		if (q->conn_poll_armed && (sqe = get_sqe(q))) {
-			io_uring_prep_poll_remove(sqe, UD_CONN_POLL);
-			sqe->user_data = UD_IGNORE;
-		}
-		if (rblk_queue_inflight(q->cfg.conn))
-			rblk_warn("queue %u: %u commands unanswered by the target; failing them",
-				  q->cfg.q_id, rblk_queue_inflight(q->cfg.conn));
-		rblk_queue_close(q->cfg.conn);
-		q->cfg.conn = NULL;
+		close_conn(q, &q->cfg.conn, q->conn_poll_armed, UD_CONN_POLL,
+			   "the target");
 		atomic_store(&q->conn_state, RBLK_QUEUE_FAILED);
 	}
 	for (tag = 0; tag < q->cfg.depth; tag++) {
@@ -468,6 +553,10 @@ static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
 		q->conn_poll_armed = 0;
 		reap_target(q);
 		break;
+	case UD_READ_POLL:
+		q->read_poll_armed = 0;
+		reap_target(q);
+		break;
 	case UD_STOP_POLL:
 		start_stopping(q);
 		break;
@@ -508,6 +597,8 @@ static int set_spinning(struct ini_queue *q, int spin)
 	if (!q->cfg.conn)
 		return 0;
 	rblk_queue_set_spin(q->cfg.conn, spin);
+	if (q->cfg.read_conn)
+		rblk_queue_set_spin(q->cfg.read_conn, spin);
 	return !spin && reap_target(q) > 0;
 }
 
@@ -541,10 +632,17 @@ static void *queue_thread(void *arg)
 			arm_poll(q, rblk_queue_fd(q->cfg.conn), UD_CONN_POLL);
 			q->conn_poll_armed = 1;
 		}
+		if (q->cfg.read_conn && !q->read_poll_armed && !q->spinning &&
+		    atomic_load(&q->read_state) != RBLK_QUEUE_FAILED) {
+			arm_poll(q, rblk_queue_fd(q->cfg.read_conn), UD_READ_POLL);
+			q->read_poll_armed = 1;
+		}
 		/* The commands this turn sent after its last reap go out
 		 * in one post. */
 		if (q->cfg.conn && !q->abandoned)
 			rblk_queue_flush(q->cfg.conn);
+		if (q->cfg.read_conn)
+			rblk_queue_flush(q->cfg.read_conn);
 		/* Spinning: submit only (no syscall when there is nothing to
 		 * submit) and peek the completions. */
 		ret = io_uring_submit_and_wait(&q->ring, q->spinning ? 0 : 1);
@@ -564,7 +662,8 @@ static void *queue_thread(void *arg)
 		 * reaps in full every turn: its timers and the target's
 		 * keep-alive answers have no wakeup either. */
 		if (q->cfg.conn && !q->abandoned &&
-		    (q->spinning || rblk_queue_inflight(q->cfg.conn)))
+		    (q->spinning || rblk_queue_inflight(q->cfg.conn) ||
+		     (q->cfg.read_conn && rblk_queue_inflight(q->cfg.read_conn))))
 			n += take_answers(q, !q->spinning);
 		if (n && q->cfg.poll == RBLK_POLL_ADAPTIVE)
 			q->last_work_us = rblk_now_us();
@@ -592,13 +691,17 @@ int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		rblk_queue_close(cfg->conn);
+		rblk_queue_close(cfg->read_conn);
 		return -ENOMEM;
 	}
 	q->cfg = *cfg;
 	q->stop_efd = -1;
 	atomic_store(&q->conn_state, RBLK_QUEUE_LIVE);
 	atomic_store(&q->want_path, -1);
+	atomic_store(&q->want_read_path, -1);
+	atomic_store(&q->read_path, -1);
 	note_paths(q);
+	note_reader(q);
 
 	q->tags = calloc(cfg->depth, sizeof(*q->tags));
 	q->backlog = calloc(cfg->depth, sizeof(*q->backlog));
@@ -634,13 +737,15 @@ int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
 	/* One registration over every tag's buffer: over RDMA the target
 	 * reads and writes them directly. */
 	ret = rblk_queue_reg_buffer(cfg->conn, q->bufs, q->bufs_len);
+	if (!ret && cfg->read_conn)
+		ret = rblk_queue_reg_buffer(cfg->read_conn, q->bufs, q->bufs_len);
 	if (ret) {
 		rblk_err("queue %u: registering %zu bytes of I/O buffers: %s",
 			 cfg->q_id, q->bufs_len, strerror(-ret));
 		goto out_destroy;
 	}
 
-	/* Tag commands + conn poll + stop poll + grace timer + cancel. */
+	/* Tag commands + two conn polls + stop poll + grace timer + cancels. */
 	ret = io_uring_queue_init(cfg->depth + 8, &q->ring, 0);
 	if (ret) {
 		rblk_err("queue %u: io_uring_queue_init: %s", cfg->q_id, strerror(-ret));
@@ -669,6 +774,8 @@ void ini_queue_destroy(struct ini_queue *q)
 	}
 	if (q->cfg.conn)
 		rblk_queue_close(q->cfg.conn);
+	if (q->cfg.read_conn)
+		rblk_queue_close(q->cfg.read_conn);
 	if (q->bufs)
 		munmap(q->bufs, q->bufs_len);
 	if (q->descs)
@@ -738,6 +845,8 @@ void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c)
 	c->state = atomic_load(&q->conn_state);
 	c->reconnects = atomic_load(&q->reconnects);
 	c->active_path = atomic_load(&q->active_path);
+	c->read_path = atomic_load(&q->read_path);
+	c->read_state = atomic_load(&q->read_state);
 	for (unsigned i = 0; i < RBLK_MAX_PATHS; i++) {
 		c->path_state[i] = atomic_load(&q->path_state[i]);
 		c->path_failures[i] = atomic_load(&q->path_failures[i]);
@@ -747,4 +856,9 @@ void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c)
 void ini_queue_prefer_path(struct ini_queue *q, int idx)
 {
 	atomic_store(&q->want_path, idx);
+}
+
+void ini_queue_prefer_read_path(struct ini_queue *q, int idx)
+{
+	atomic_store(&q->want_read_path, idx);
 }

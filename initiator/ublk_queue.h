@@ -23,6 +23,10 @@ struct ini_queue_cfg {
 	int      cdev_fd;		/* /dev/ublkcN, shared by all queues */
 	int      ioctl_encode;		/* kernel takes UBLK_U_IO_* opcodes */
 	struct rblk_queue *conn;	/* handed over: the queue closes it */
+	/* --read-policy spread: a second connection to the volume, on
+	 * another path first, that takes every other READ; else NULL.
+	 * Handed over too. */
+	struct rblk_queue *read_conn;
 	int      exit_efd;		/* written once when the thread ends */
 	enum rblk_poll_mode poll;	/* how the loop waits (--poll) */
 	unsigned poll_us;		/* adaptive: spin this long after work */
@@ -32,8 +36,8 @@ struct ini_queue;
 
 /*
  * Maps the descriptors, allocates and registers the buffers and sets up
- * the ring; no kernel command is sent yet.  Takes cfg->conn (closed on
- * failure too).  Returns 0 or -errno.
+ * the ring; no kernel command is sent yet.  Takes cfg->conn and
+ * cfg->read_conn (closed on failure too).  Returns 0 or -errno.
  */
 int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp);
 /* Frees everything; the thread must have been joined (or never started). */
@@ -64,6 +68,8 @@ struct ini_queue_conn {
 	enum rblk_queue_state state;
 	unsigned reconnects;
 	int active_path;
+	int read_path;			/* the reader's path, -1: no reader */
+	enum rblk_queue_state read_state;
 	enum rblk_path_state path_state[RBLK_MAX_PATHS];
 	unsigned path_failures[RBLK_MAX_PATHS];
 };
@@ -71,5 +77,7 @@ void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c);
 /* Asks the queue thread to move its connection to path idx (failback):
  * done at its next completion or timer (rblk_queue_prefer_path). */
 void ini_queue_prefer_path(struct ini_queue *q, int idx);
+/* The same for the reader (spread): back to a path of its own. */
+void ini_queue_prefer_read_path(struct ini_queue *q, int idx);
 
 #endif /* RBLK_INITIATOR_UBLK_QUEUE_H */

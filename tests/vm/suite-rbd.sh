@@ -6,4 +6,4 @@
 # tests/vm/guest/suite-rbd.guest.sh.
 . "$(dirname "$0")/host-lib.sh"
 vm_require_build rblk-target rblk-initiator rblkctl
-vm_suite rbd -t 900
+vm_suite rbd -t 1200

@@ -510,6 +510,8 @@ int rblkctl_list(int argc, char **argv)
 			json_object_object_add(o, "recoveries", json_object_new_int(s->recoveries));
 			json_object_object_add(o, "paths", paths_json(s));
 			json_object_object_add(o, "failovers", json_object_new_int((int)s->failovers));
+			json_object_object_add(o, "read_policy",
+					       json_object_new_string(s->read_spread ? "spread" : "standby"));
 			json_object_array_add(arr, o);
 		}
 		/* One shape for every --json: an object with "ok". */

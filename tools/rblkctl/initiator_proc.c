@@ -142,6 +142,8 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a)
 		ret |= ctl_argv_add(a, "--failback-delay");
 		ret |= ctl_argv_add(a, "%d", s->failback_s);
 	}
+	if (s->read_spread)
+		ret |= ctl_argv_add(a, "--read-policy") || ctl_argv_add(a, "spread");
 	ret |= ctl_argv_add(a, "--volume");
 	ret |= ctl_argv_add(a, "%s", s->volume);
 	ret |= ctl_argv_add(a, "--transport");

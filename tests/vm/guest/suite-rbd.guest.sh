@@ -267,7 +267,83 @@ case_ha_rdma_tcp() {
 	return 0
 }
 
+# Active/active reads (--read-policy spread): writes go through A, reads
+# through A and B.  B, a reader only, is killed while reads run: they go
+# on through A with no error and the right data; B back, its path serves
+# reads again.
+ops() {		# NAME OP: OP commands target NAME answered for vol0
+	"$CTL" --socket "$CASE_TMP/$1.sock" stats vol0 --json |
+		python3 -c "import json,sys; print(json.load(sys.stdin)['volumes'][0]['stats']['$2']['ops'])"
+}
+# Reads the first 32 MiB of DEV (direct, 64 KiB at a time) for SECS
+# seconds; each pass's checksum, or "error", goes to a line of FILE.
+read_passes() {	# SECS FILE
+	local end=$((${EPOCHREALTIME%.*} + $1))
+	while [ "${EPOCHREALTIME%.*}" -lt "$end" ]; do
+		{ dd if="$DEV" iflag=direct bs=64k count=512 status=none || echo error; } |
+			sha256sum | cut -d' ' -f1 >>"$2"
+	done
+}
+case_ha_read_spread() {
+	local want ra rb wb bad rp ilog
+	case_setup
+	need_cmd dd sha256sum
+	ha_start spread
+	DEV=$(timeout 90 "$CTL" attach --target "rdma:$RXE_IP:4421" --target "rdma:$RXE_IP:4422" \
+		--volume vol0 --queues 2 --keep-alive-tmo 2 --reconnect-delay 1 \
+		--read-policy spread 2>"$CASE_TMP/attach.err")
+	[ -b "$DEV" ] || { cat "$CASE_TMP/attach.err"; ha_fail "attach --read-policy spread failed"; }
+	ilog=$(ls -t /run/rblk/rblk-initiator.*.log | head -n 1)
+	# The state file has the roles from the initiator's first look.
+	wait_until 10 path_is 1 role optimized || ha_fail "path 1 is not the writers': $(path 1 role)"
+	wait_until 10 path_is 2 role reads || ha_fail "path 2 does not serve reads: $(path 2 role)"
+	"$CTL" list
+	dd if=/dev/urandom of="$CASE_TMP/data" bs=1M count=32 status=none
+	dd if="$CASE_TMP/data" of="$DEV" oflag=direct bs=1M status=none || ha_fail "write failed"
+	want=$(sha256sum <"$CASE_TMP/data" | cut -d' ' -f1)
+	read_passes 3 "$CASE_TMP/sums1"
+	ra=$(ops a read) rb=$(ops b read) wb=$(ops b write)
+	[ "$ra" -gt 0 ] && [ "$rb" -gt 0 ] || ha_fail "reads not spread: A $ra, B $rb"
+	[ "$wb" = 0 ] || ha_fail "B, a reader only, served $wb writes"
+	lock_is b standby || ha_fail "B took the lock: $(lock b)"
+	lock_is a owned || ha_fail "A, the writer, does not hold the lock: $(lock a)"
+	bad=$(grep -cv "^$want\$" "$CASE_TMP/sums1")
+	[ "$bad" = 0 ] || ha_fail "$bad of $(wc -l <"$CASE_TMP/sums1") passes read other data"
+	log "spread: $(wc -l <"$CASE_TMP/sums1") passes of 32 MiB, reads A $ra B $rb, writes at B $wb, B's lock $(lock b)"
+	# B killed while the reads run.
+	read_passes 12 "$CASE_TMP/sums2" &
+	rp=$!
+	nap 4
+	kill -KILL "$B_PID"
+	wait "$rp"
+	bad=$(grep -cv "^$want\$" "$CASE_TMP/sums2")
+	[ "$bad" = 0 ] || ha_fail "$bad of $(wc -l <"$CASE_TMP/sums2") passes failed or read other data after B's kill"
+	path_is 1 role optimized || ha_fail "the writers left path 1"
+	[ "$(path 2 role)" != reads ] || ha_fail "path 2 still serves reads with B dead"
+	log "B killed under reads: $(wc -l <"$CASE_TMP/sums2") passes, all right; paths: $(path 1 role)/$(path 2 role)"
+	# No reader went back to B while it was dead.
+	! grep -q "reads spread again" "$ilog" ||
+		ha_fail "a reader moved back to the dead B: $(grep 'reads spread again' "$ilog")"
+	# B back: its path serves reads again once the monitor found it
+	# answering for 5 s.
+	start_tgt spread b 4422 "" "rbd_ha = yes"
+	B_PID=$TPID
+	wait_until 40 path_is 2 role reads || ha_fail "path 2 never served reads again: $(path 2 role)"
+	read_passes 2 "$CASE_TMP/sums3"
+	rb=$(ops b read)
+	[ "$rb" -gt 0 ] || ha_fail "B back serves no reads"
+	bad=$(grep -cv "^$want\$" "$CASE_TMP/sums3")
+	[ "$bad" = 0 ] || ha_fail "$bad passes read other data after B's return"
+	"$CTL" list
+	log "B back: path 2 serves reads again ($rb reads at B)"
+	detach "$DEV"
+	kill "$A_PID" "$B_PID" 2>/dev/null
+	wait
+	return 0
+}
+
 run_case -t 420 xfs-rdma case_xfs_rdma
 run_case -t 600 ha-failover case_ha_failover
 run_case -t 300 ha-rdma-tcp case_ha_rdma_tcp
+run_case -t 300 ha-read-spread case_ha_read_spread
 cases_done
