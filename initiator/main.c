@@ -235,10 +235,12 @@ static int connect_queues(struct ini_dev *d)
 		why[0] = 0;
 		ret = rblk_queue_open(&co, &d->conns[i], &vi, why, sizeof(why));
 		if (ret) {
-			/* the library's reason already names the errno */
-			report(d, "ERR %s (volume %s at %s, %s)",
+			/* The library's reason names the errno, and the last
+			 * path tried: with several, every one failed. */
+			report(d, "ERR %s (volume %s at %s, %s%s)",
 			       why[0] ? why : strerror(-ret), d->o.volume,
-			       d->o.host, d->o.transport);
+			       d->paths[0].host, d->paths[0].transport,
+			       d->npaths > 1 ? "; the other paths failed too" : "");
 			return ret;
 		}
 		if (i == 0) {

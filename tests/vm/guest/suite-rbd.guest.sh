@@ -261,6 +261,11 @@ case_ha_rdma_tcp() {
 	ip link set dummy0 up
 	"$CTL" list
 	log "RDMA link down: the device moved to its TCP path; fio verify clean"
+	# The link back, the RDMA path answers again (a reachable standby):
+	# the next case connects over it.
+	wait_until 60 path_is 1 probe reachable ||
+		ha_fail "the RDMA path is not reachable 60 s after its link came back: $(path 1 probe)"
+	log "link up: the RDMA path is a reachable standby again"
 	detach "$DEV"
 	kill "$A_PID"
 	wait
@@ -297,6 +302,8 @@ case_ha_read_spread() {
 	# The state file has the roles from the initiator's first look.
 	wait_until 10 path_is 1 role optimized || ha_fail "path 1 is not the writers': $(path 1 role)"
 	wait_until 10 path_is 2 role reads || ha_fail "path 2 does not serve reads: $(path 2 role)"
+	[ "$("$CTL" list --json | python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['read_policy'])")" = spread ] ||
+		ha_fail "rblkctl list --json does not say read_policy spread"
 	"$CTL" list
 	dd if=/dev/urandom of="$CASE_TMP/data" bs=1M count=32 status=none
 	dd if="$CASE_TMP/data" of="$DEV" oflag=direct bs=1M status=none || ha_fail "write failed"
