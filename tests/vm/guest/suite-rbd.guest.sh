@@ -261,11 +261,6 @@ case_ha_rdma_tcp() {
 	ip link set dummy0 up
 	"$CTL" list
 	log "RDMA link down: the device moved to its TCP path; fio verify clean"
-	# The link back, the RDMA path answers again (a reachable standby):
-	# the next case connects over it.
-	wait_until 60 path_is 1 probe reachable ||
-		ha_fail "the RDMA path is not reachable 60 s after its link came back: $(path 1 probe)"
-	log "link up: the RDMA path is a reachable standby again"
 	detach "$DEV"
 	kill "$A_PID"
 	wait
@@ -351,6 +346,8 @@ case_ha_read_spread() {
 
 run_case -t 420 xfs-rdma case_xfs_rdma
 run_case -t 600 ha-failover case_ha_failover
-run_case -t 300 ha-rdma-tcp case_ha_rdma_tcp
 run_case -t 300 ha-read-spread case_ha_read_spread
+# Last: Soft-RoCE on dummy0 does not come back within a minute after the
+# link's down and up (seen in the guest), so no RDMA case may follow.
+run_case -t 300 ha-rdma-tcp case_ha_rdma_tcp
 cases_done
