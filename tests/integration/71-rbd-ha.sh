@@ -76,6 +76,10 @@ start_ab() {
 	PORT=$PB start_target "$T/b.conf"; B_PID=$TARGET_PID
 }
 
+# Milliseconds on the wall clock, from bash itself (no bc on a minimal
+# machine).
+now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((10#$t / 1000)); }
+
 ha() {	# NAME KEY: the volume's rbd.ha KEY (volume show --json)
 	ctl "$T/$1.conf" volume show vol0 --json | jget "d['volume']['rbd']['ha']['$2']"
 }
@@ -110,7 +114,7 @@ case_failover_kill9() {
 	start_fio fo "127.0.0.1:$PA,127.0.0.1:$PB" "${FIO_ARGS[@]}" || return 1
 	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock: $(ha a lock)"; return 1; }
 	[ "$(ha b lock)" = standby ] || { echo "B is not standby: $(ha b lock)"; return 1; }
-	t0=$(date +%s.%N)
+	t0=$(now_ms)
 	kill -KILL "$A_PID"
 	wait "$A_PID" 2>/dev/null
 	# Writes flow again once B holds the lock.
@@ -118,13 +122,13 @@ case_failover_kill9() {
 		[ "$(ha b lock 2>/dev/null)" = owned ] && break
 		sleep 0.1
 	done
-	t1=$(date +%s.%N)
+	t1=$(now_ms)
 	[ "$(ha b lock)" = owned ] || { echo "B did not take the lock: $(ha b lock)"; return 1; }
 	fio_wait_ok fo 49152 || return 1
 	grep -q 'failover from path 1' "$T/fo.out" ||
 		{ echo "no failover line from the engine"; return 1; }
 	[ "$(ha b takeovers)" -ge 1 ] || { echo "B counted no takeover"; return 1; }
-	echo "note: B held the lock $(echo "$t1 - $t0" | bc) s after A's kill -9 (keep_alive_tmo 2 s)"
+	echo "note: B held the lock $((t1 - t0)) ms after A's kill -9 (keep_alive_tmo 2 s)"
 	TARGET_PID=$B_PID stop_target TERM
 }
 
@@ -224,19 +228,19 @@ case_owner_watch() {
 	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock: $(ha a lock)"; return 1; }
 	fio_pat "$PB" b-pat write 0x0b0b0b0b --do_verify=0 || return 1
 	[ "$(ha b lock)" = owned ] || { echo "B did not take the lock: $(ha b lock)"; return 1; }
-	t0=$(date +%s.%N)
+	t0=$(now_ms)
 	for _ in $(seq 200); do
 		[ "$(ha a lock 2>/dev/null)" = standby ] && break
 		sleep 0.1
 	done
-	t1=$(date +%s.%N)
+	t1=$(now_ms)
 	got=$(ha a lock)
 	[ "$got" = standby ] || { echo "idle A still says '$got' 20 s after B took over"; return 1; }
 	[ "$(ha a fenced)" = 1 ] || { echo "A counted $(ha a fenced) fences, not 1"; return 1; }
 	[ "$(ha a refused)" = 0 ] || { echo "idle A refused $(ha a refused) request(s)"; return 1; }
 	grep -q "fenced: another target took over" "$T/target.log" || { echo "A did not log the fence"; return 1; }
 	fio_pat "$PB" b-check read 0x0b0b0b0b || { echo "B's data is not there"; return 1; }
-	echo "note: idle A was a standby again $(echo "$t1 - $t0" | bc) s after B took over"
+	echo "note: idle A was a standby again $((t1 - t0)) ms after B took over"
 	stop_ab
 }
 
@@ -345,7 +349,7 @@ case_lock_lost_unfenced() {
 # answers the stuck writes SHUTTING_DOWN: the first client goes on
 # through B well before its io_timeout, and its data is there.
 case_abandoned_answered() {
-	local t0 secs n preload=$RBLK_BUILD/tests/preload/rbd_stuck_writes.so
+	local t0 ms n preload=$RBLK_BUILD/tests/preload/rbd_stuck_writes.so
 	[ -f "$preload" ] || { echo "$preload not built (make unit-tests)"; return 1; }
 	rbd_admin create --size 64M "$CEPH_POOL/st" || return 1
 	PA=$(free_port) && PB=$(free_port) || return 1
@@ -358,7 +362,7 @@ case_abandoned_answered() {
 	fio_pat "$PA" st-first write 0x11111111 --do_verify=0 || return 1
 	[ "$(ha a lock)" = owned ] || { echo "A does not hold the lock: $(ha a lock)"; return 1; }
 	touch "$T/stuck"
-	t0=$(date +%s.%N)
+	t0=$(now_ms)
 	timeout 120 "$FIO_BIN" --ioengine="$FIO_ENGINE" --target="127.0.0.1:$PA,127.0.0.1:$PB" \
 		--volume=vol0 --name=st --rw=write --bs=4k --size=64k --offset=0 --iodepth=4 \
 		--verify=pattern --verify_pattern=0x2c2c2c2c --verify_state_save=0 \
@@ -370,18 +374,18 @@ case_abandoned_answered() {
 	# B takes the lock over at a write of its own, away from those blocks.
 	fio_pat "$PB" st-b write 0x0b0b0b0b --offset=1m --do_verify=0 || return 1
 	fio_wait_ok st 64 || return 1
-	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	ms=$(($(now_ms) - t0))
 	rm -f "$T/stuck"
 	grep -q "left the fenced handle" "$T/target.log" ||
 		{ grep -E "vol0|fenc|abandon" "$T/target.log" | tail -n 20; echo "A did not abandon its handle"; return 1; }
-	[ "$(echo "$secs < 20" | bc)" = 1 ] ||
-		{ echo "the job took $secs s: the stuck writes waited for the io_timeout (30 s)"; return 1; }
+	[ "$ms" -lt 20000 ] ||
+		{ echo "the job took $ms ms: the stuck writes waited for the io_timeout (30 s)"; return 1; }
 	n=$(sed -n 's/.*answered \([0-9]*\) request(s) left at the abandoned handle.*/\1/p' "$T/target.log" |
 		awk '{ s += $1 } END { print s + 0 }')
 	[ "$n" -ge 1 ] || { echo "A answered none of the stuck writes"; return 1; }
 	[ "$(ha a abandoned_handles)" = 1 ] || { echo "A counted $(ha a abandoned_handles) abandoned handles"; return 1; }
 	fio_pat "$PB" st-check read 0x2c2c2c2c || { echo "the job's data is not there"; return 1; }
-	echo "note: A answered $n stuck write(s) at the abandoning; the job ended $secs s after its writes stuck (io_timeout 30 s), its data read back through B"
+	echo "note: A answered $n stuck write(s) at the abandoning; the job ended $ms ms after its writes stuck (io_timeout 30 s), its data read back through B"
 	stop_ab
 }
 
