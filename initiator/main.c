@@ -185,6 +185,17 @@ static unsigned reader_home(const struct ini_dev *d, unsigned i)
 	return 1 + i % (d->npaths - 1);
 }
 
+/* A connection after queue 0's: the volume must still have its geometry,
+ * and the device's depth is the least any connection was granted. */
+static int add_connection_geometry(struct ini_dev *d, const struct rblk_volume_info *vi)
+{
+	if (vi->size != d->vi.size || vi->block_size != d->vi.block_size)
+		return report(d, "ERR volume changed while connecting"), -EIO;
+	if (vi->queue_depth < d->vi.queue_depth)
+		d->vi.queue_depth = vi->queue_depth;
+	return 0;
+}
+
 /*
  * --read-policy spread: a second connection per queue, on another path
  * first, to the volume queue 0 found (docs/multipath.md, "Active/active
@@ -214,10 +225,9 @@ static int connect_readers(struct ini_dev *d)
 			       why[0] ? why : strerror(-ret), d->o.volume);
 			return ret;
 		}
-		if (vi.size != d->vi.size || vi.block_size != d->vi.block_size)
-			return report(d, "ERR volume changed while connecting"), -EIO;
-		if (vi.queue_depth < d->vi.queue_depth)
-			d->vi.queue_depth = vi.queue_depth;
+		ret = add_connection_geometry(d, &vi);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -247,10 +257,11 @@ static int connect_queues(struct ini_dev *d)
 			d->vi = vi;
 			/* Every other queue, on any path, must find this one. */
 			co.expect_uuid = d->vi.uuid;
-		} else if (vi.size != d->vi.size || vi.block_size != d->vi.block_size)
-			return report(d, "ERR volume changed while connecting"), -EIO;
-		if (vi.queue_depth < d->vi.queue_depth)
-			d->vi.queue_depth = vi.queue_depth;
+			continue;
+		}
+		ret = add_connection_geometry(d, &vi);
+		if (ret)
+			return ret;
 	}
 	ret = connect_readers(d);
 	if (ret)
@@ -561,12 +572,6 @@ static void fail_back(struct ini_dev *d, const char *why)
 }
 
 /*
- * The paths as queue 0 and the monitor see them, into the state file;
- * and automatic failback: the first path has answered every probe for
- * --failback-delay seconds (a flapping path never has), and the last ask
- * is as old as that too.
- */
-/*
  * Spread reads: a reader that shares its writer's path (its own was down)
  * goes to another once that one has answered the monitor's probes for
  * INI_READER_MOVE_MS, every probe since after the reader came over (the
@@ -626,6 +631,12 @@ static unsigned spread_readers(struct ini_dev *d, int64_t now)
 	return on;
 }
 
+/*
+ * The paths as queue 0 and the monitor see them, into the state file;
+ * and automatic failback: the first path has answered every probe for
+ * --failback-delay seconds (a flapping path never has), and the last ask
+ * is as old as that too.
+ */
 static void note_paths(struct ini_dev *d)
 {
 	struct ini_queue_conn c;

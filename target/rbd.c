@@ -291,13 +291,13 @@ static void efd_done(struct tgt_event *ev, int res, uint32_t flags)
 		ret = rbd_aio_get_return_value(op->comp);
 		rbd_aio_release(op->comp);
 		at_lib_del(rc, op);
+		/* An op answered at the abandoning has no io: dropped. */
+		if (io && op->rv->ha)
+			ret = tgt_rbd_ha_result(op->rv, (int)ret);
 		op_put(rc, op);
 		rc->outstanding--;
-		if (!io)
-			continue;	/* answered at the abandoning */
-		if (op->rv->ha)
-			ret = tgt_rbd_ha_result(op->rv, (int)ret);
-		io->complete(io, op_result(io, ret));
+		if (io)
+			io->complete(io, op_result(io, ret));
 	}
 	arm_efd(rc);
 }
