@@ -230,7 +230,7 @@ test: all unit-tests $(FIO_ENGINE) fuzzers
 soak: all $(FIO_ENGINE)
 	@BUILD=$(BUILD) RBLK_PAIR_DROPS=$${RBLK_PAIR_DROPS:-100} TESTS='vm/suite-pair*' \
 		RBLK_VM_CASES='ublk-link-drops' tests/run vm
-	@BUILD=$(BUILD) RBLK_SOAK=1 RBLK_HA_FAILOVERS=$${RBLK_HA_FAILOVERS:-20} \
+	@BUILD=$(BUILD) RBLK_SOAK=1 RBLK_HA_FAILOVERS=$${RBLK_HA_FAILOVERS:-40} \
 		TESTS='vm/soak-ha' tests/run vm
 
 # The VM suites on the newest trixie-backports kernel instead of Debian 12's
