@@ -57,6 +57,22 @@ vm_crash_reason() {	# console-log
 	echo "$l" | sed 's/^\[ *[0-9.]*\] //'
 }
 
+# Marks a node of a pair or cluster suite dead for the client's cases: a
+# file whose first line is "cut" (a power cut the client asked for) or
+# "died" followed by the first lines of the crash on the node's console
+# (it died unasked: tests/vm/guest/lib.sh's run_case then ends the boot so
+# that the suite runs that case again in new guests).  Written whole.
+_vm_mark_dead() {	# dead-file cut|died [console]
+	local crash
+	[ -e "$1" ] && return 0
+	if [ "$2" = died ]; then
+		crash=$(vm_crash_lines "$3" 8)
+		printf 'died\n%s\n' "${crash:-(no kernel crash lines on the console ${3##*/})}"
+	else
+		echo "$2"
+	fi >"$1.tmp" && mv "$1.tmp" "$1"
+}
+
 # One attempt of a single-guest suite: boots the guest, its console to $2.
 _vm_run_single() {	# name console vm-run-options...
 	local name=$1 console=$2
@@ -99,9 +115,21 @@ _vm_suite_main() {	# runner name runner-args...
 	# died in first (a guest kernel died under emulation in a CI run with
 	# no sign of our code: docs/vm-tests.md); the crash is printed, and a
 	# second death fails those cases.
+	local f
 	for attempt in 1 2 3 4 5; do
 		[ -n "$rerun" ] || { rm -rf "$VM_SCRATCH" && mkdir -p "$VM_SCRATCH"; } ||
 			{ echo "vm_suite: cannot create $VM_SCRATCH"; exit 1; }
+		# The other nodes' consoles (NAME.NODE.console.BOOT) of an
+		# earlier attempt are kept as NAME.tryN.NODE.console.BOOT: the
+		# crash that made this attempt is in one of them.
+		for f in "$RBLK_BUILD/vm/$name".*.console.*; do
+			[ -e "$f" ] || continue
+			case ${f##*/} in
+			"$name".try*) [ "$attempt" = 1 ] && rm -f "$f" ;;
+			*) if [ "$attempt" = 1 ]; then rm -f "$f"
+			   else mv "$f" "$RBLK_BUILD/vm/$name.try$((attempt - 1)).${f##*/"$name".}"; fi ;;
+			esac
+		done
 		console=$RBLK_BUILD/vm/$name.console.$attempt
 		RBLK_VM_RERUN=$rerun "$runner" "$name" "$console" "$@"
 		rc=$?
@@ -114,7 +142,7 @@ _vm_suite_main() {	# runner name runner-args...
 			rerun=$(_vm_unreported "$guest" "$console" | tr '\n' ' ')
 			rerun=${rerun% }
 			[ -n "$rerun" ] || break
-			echo "vm_suite: $name: the guest died in the middle of the suite, in case ${rerun%% *}; running the cases it did not report ($rerun) once more in a new guest. The crash:"
+			echo "vm_suite: $name: a guest died in the middle of the suite, in case ${rerun%% *}; running the cases it did not report ($rerun) once more in new guests. The crash:"
 		else
 			boot_fails=$((boot_fails + 1))
 			[ "$boot_fails" -lt 3 ] || break
@@ -224,7 +252,9 @@ _vm_run_pair() {	# name console client-vm-run-options...
 _vm_run_pair_cmd() {	# name console script client-vm-run-options...
 	local name=$1 console=$2 script=$3 cpid req what rc
 	shift 3
-	mkdir -p "$VM_SCRATCH/chan/host"
+	# A new boot starts from an empty channel: a rerun must not see the
+	# last boot's answers, "up" marks or dead node.
+	rm -rf "$VM_SCRATCH/chan" && mkdir -p "$VM_SCRATCH/chan/host" || return 1
 	_tnode_disk=$RBLK_BUILD/vm/$name.tnode.img
 	rm -f "$_tnode_disk" && truncate -s "${RBLK_PAIR_DISK:-4G}" "$_tnode_disk"
 	_link_port=$((20000 + RANDOM % 20000)) _tnode_boot=0
@@ -250,7 +280,8 @@ _vm_run_pair_cmd() {	# name console script client-vm-run-options...
 			[ -e "$req" ] || continue
 			what=${req##*/}; what=${what%%.*}
 			case $what in
-			power-cut) _tnode_kill; echo "cut" >"${req%.req}.done" ;;
+			power-cut) _tnode_kill; _vm_mark_dead "$VM_SCRATCH/chan/dead" cut
+				   echo "cut" >"${req%.req}.done" ;;
 			power-on)  rm -f "$VM_SCRATCH/chan/dead"; _tnode_start "$name"
 				   echo "$_tnode_boot" >"${req%.req}.done" ;;
 			link-off|link-on)
@@ -260,9 +291,11 @@ _vm_run_pair_cmd() {	# name console script client-vm-run-options...
 			esac
 			rm -f "$req"
 		done
-		# A target node that died unasked: tnode calls fail at once.
-		kill -0 "$_tnode_pid" 2>/dev/null || [ -e "$VM_SCRATCH/chan/dead" ] ||
-			: >"$VM_SCRATCH/chan/dead"
+		# A target node that died unasked: tnode calls fail at once,
+		# and the case it happened in ends (run_case).
+		kill -0 "$_tnode_pid" 2>/dev/null ||
+			_vm_mark_dead "$VM_SCRATCH/chan/dead" died \
+				"$RBLK_BUILD/vm/$name.tnode.console.$_tnode_boot"
 		sleep 0.2
 	done
 	wait "$cpid"
@@ -342,7 +375,10 @@ _cluster_request() {	# suite req
 	base=${req##*/}
 	IFS=. read -r what x y _ <<<"$base"
 	case $what in
-	power-cut) [ -n "${_node_ip[$x]:-}" ] && _cluster_node_kill "$x"
+	power-cut) if [ -n "${_node_ip[$x]:-}" ]; then
+			_cluster_node_kill "$x"
+			_vm_mark_dead "$VM_SCRATCH/chan/node-$x/dead" cut
+		   fi
 		   echo "cut" ;;
 	power-on)  rm -f "$VM_SCRATCH/chan/node-$x/dead"; _cluster_node_start "$1" "$x"
 		   echo "${_node_boot[$x]}" ;;
@@ -358,7 +394,9 @@ _cluster_request() {	# suite req
 _vm_run_cluster() {	# name console client-vm-run-options...
 	local name=$1 console=$2 cpid rc n req swpid alive
 	shift 2
-	mkdir -p "$VM_SCRATCH/chan/host" "$VM_SCRATCH/sw"
+	# A new boot starts from an empty channel (as _vm_run_pair_cmd).
+	rm -rf "$VM_SCRATCH/chan" "$VM_SCRATCH/sw" &&
+		mkdir -p "$VM_SCRATCH/chan/host" "$VM_SCRATCH/sw" || return 1
 	python3 "$VM_DIR/vswitch" "$VM_SCRATCH/sw" client "${_cluster_nodes[@]}" \
 		>>"$RBLK_BUILD/vm/$name.switch.log" 2>&1 &
 	swpid=$!
@@ -374,10 +412,12 @@ _vm_run_cluster() {	# name console client-vm-run-options...
 		for req in "$VM_SCRATCH"/chan/host/*.req; do
 			[ -e "$req" ] && _cluster_request "$name" "$req"
 		done
-		# A node that died unasked: calls to it fail at once.
+		# A node that died unasked: calls to it fail at once, and the
+		# case it happened in ends (run_case).
 		for n in "${_cluster_nodes[@]}"; do
-			kill -0 "${_node_pid[$n]}" 2>/dev/null || [ -e "$VM_SCRATCH/chan/node-$n/dead" ] ||
-				: >"$VM_SCRATCH/chan/node-$n/dead"
+			kill -0 "${_node_pid[$n]}" 2>/dev/null ||
+				_vm_mark_dead "$VM_SCRATCH/chan/node-$n/dead" died \
+					"$RBLK_BUILD/vm/$name.$n.console.${_node_boot[$n]}"
 		done
 		sleep 0.2
 	done
