@@ -563,33 +563,39 @@ int rblk_decode_rsp(const void *buf, size_t len, struct rblk_rsp *r)
 /* ---- KEEPALIVE --------------------------------------------------------- */
 
 size_t rblk_encode_keepalive(void *buf, uint8_t type, uint16_t status,
-			     uint64_t seq)
+			     uint64_t seq, uint64_t size)
 {
-	struct rblk_wire_keepalive w;
+	struct rblk_wire_keepalive_rsp w;
+	size_t len = type == RBLK_PDU_KEEPALIVE_RSP ? sizeof(w) : sizeof(w.ka);
 
 	memset(&w, 0, sizeof(w));
-	put_hdr(&w.hdr, type, sizeof(w));
-	w.status = htole16(status);
-	w.seq = htole64(seq);
-	memcpy(buf, &w, sizeof(w));
-	return sizeof(w);
+	put_hdr(&w.ka.hdr, type, (uint32_t)len);
+	w.ka.status = htole16(status);
+	w.ka.seq = htole64(seq);
+	w.size = htole64(size);
+	memcpy(buf, &w, len);
+	return len;
 }
 
 int rblk_decode_keepalive(const void *buf, size_t len, uint8_t type,
-			  uint16_t *status, uint64_t *seq)
+			  uint16_t *status, uint64_t *seq, uint64_t *size)
 {
-	struct rblk_wire_keepalive w;
+	struct rblk_wire_keepalive_rsp w;
 	int st = check_pdu(buf, len, type);
 
 	if (st != RBLK_S_OK)
 		return st;
-	if (len != sizeof(w))
+	memset(&w, 0, sizeof(w));
+	if (len != sizeof(w.ka) &&
+	    (type != RBLK_PDU_KEEPALIVE_RSP || len != sizeof(w)))
 		return RBLK_S_INVALID_FIELD;
-	memcpy(&w, buf, sizeof(w));
-	if (w.rsvd || w.rsvd2)
+	memcpy(&w, buf, len);
+	if (w.ka.rsvd || w.ka.rsvd2)
 		return RBLK_S_INVALID_FIELD;
-	*status = le16toh(w.status);
-	*seq = le64toh(w.seq);
+	*status = le16toh(w.ka.status);
+	*seq = le64toh(w.ka.seq);
+	if (size)
+		*size = le64toh(w.size);
 	if (*status >= RBLK_S__MAX ||
 	    (type == RBLK_PDU_KEEPALIVE && *status != RBLK_S_OK))
 		return RBLK_S_INVALID_FIELD;

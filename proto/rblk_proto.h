@@ -216,10 +216,11 @@ _Static_assert(sizeof(struct rblk_wire_rsp) == 24, "rsp size");
 /* ---- KEEPALIVE / KEEPALIVE_RSP --------------------------------------- */
 
 /*
- * One struct for both directions.  KEEPALIVE: status 0, seq chosen by the
- * initiator.  KEEPALIVE_RSP: the same seq echoed with status OK, or
- * SHUTTING_DOWN when the target is stopping; a target may also send one
- * unsolicited (seq 0, SHUTTING_DOWN) when it starts to drain.
+ * KEEPALIVE: status 0, seq chosen by the initiator.  KEEPALIVE_RSP: the
+ * same seq echoed with status OK, or SHUTTING_DOWN when the target is
+ * stopping, and the volume's size now.  A target also sends one
+ * unsolicited (seq 0): SHUTTING_DOWN when it starts to drain, OK with
+ * the new size after the volume grew (docs/protocol.md).
  */
 struct rblk_wire_keepalive {
 	struct rblk_wire_hdr hdr;
@@ -229,6 +230,14 @@ struct rblk_wire_keepalive {
 	uint64_t seq;
 };
 _Static_assert(sizeof(struct rblk_wire_keepalive) == 24, "keepalive size");
+
+struct rblk_wire_keepalive_rsp {
+	struct rblk_wire_keepalive ka;
+	/* Bytes the session may address now; grows when the volume does.
+	 * A 24-byte KEEPALIVE_RSP (a target before this field) says none. */
+	uint64_t size;
+};
+_Static_assert(sizeof(struct rblk_wire_keepalive_rsp) == 32, "keepalive rsp size");
 
 /* ---- DISCOVER / DISCOVER_RSP ----------------------------------------- */
 
@@ -342,9 +351,10 @@ size_t rblk_encode_discover(void *buf, const char *host);
 size_t rblk_encode_discover_rsp(void *buf, uint16_t status, uint16_t count,
 				uint32_t flags);
 size_t rblk_encode_discover_entry(void *buf, const struct rblk_discover_entry *e);
-/* type is RBLK_PDU_KEEPALIVE (status must be 0) or RBLK_PDU_KEEPALIVE_RSP. */
+/* type is RBLK_PDU_KEEPALIVE (status and size must be 0; 24 bytes) or
+ * RBLK_PDU_KEEPALIVE_RSP (32 bytes: buf holds a rblk_wire_keepalive_rsp). */
 size_t rblk_encode_keepalive(void *buf, uint8_t type, uint16_t status,
-			     uint64_t seq);
+			     uint64_t seq, uint64_t size);
 
 /*
  * Header check: type known, version supported, reserved zero, length within
@@ -377,10 +387,12 @@ int rblk_decode_discover(const void *buf, size_t len, char *host);
 int rblk_decode_discover_rsp(const void *buf, size_t len, uint16_t *status,
 			     uint16_t *count, uint32_t *flags);
 int rblk_decode_discover_entry(const void *buf, struct rblk_discover_entry *e);
-/* A KEEPALIVE or KEEPALIVE_RSP of type `type`: exactly 24 bytes, reserved
- * zero, status 0 in a KEEPALIVE and a known status in a KEEPALIVE_RSP. */
+/* A KEEPALIVE or KEEPALIVE_RSP of type `type`: a KEEPALIVE exactly 24
+ * bytes, a KEEPALIVE_RSP 32 (or 24 from an older target: *size 0),
+ * reserved zero, status 0 in a KEEPALIVE and a known status in a
+ * KEEPALIVE_RSP.  size may be NULL. */
 int rblk_decode_keepalive(const void *buf, size_t len, uint8_t type,
-			  uint16_t *status, uint64_t *seq);
+			  uint16_t *status, uint64_t *seq, uint64_t *size);
 
 /*
  * Command decode: fixed fields, opcode, flags valid for the opcode, reserved

@@ -216,7 +216,7 @@ json_object *adm_sessions_json(const struct tgt_export *e, bool stats)
 		add_str(o, "peer", s->peer);
 		add_u64(o, "queue_id", s->queue_id);
 		add_u64(o, "reactor", s->reactor_id);
-		add_u64(o, "size", s->size);
+		add_u64(o, "size", __atomic_load_n(&s->size, __ATOMIC_RELAXED));
 		add_u64(o, "since", s->started);
 		if (stats)
 			json_object_object_add(o, "stats", tgt_stats_to_json(&s->stats));

@@ -485,7 +485,8 @@ int tgt_conn_cmd(struct tgt_conn *c, const void *buf, size_t have,
 		return 0;
 	}
 	if (st == RBLK_S_OK)
-		/* The size granted at LOGIN: a resize shows at the next one. */
+		/* The size granted at LOGIN, or the new size once the
+		 * initiator was told the volume grew (conn_ctrl.c). */
 		st = rblk_check_cmd_range(&cmd, c->sess->size,
 					  c->vol->block_size, c->vol->flags);
 	if (st == RBLK_S_OK && c->reqs[cmd.tag].busy)
@@ -564,10 +565,11 @@ void tgt_conns_stop(struct tgt_reactor *r, bool force)
 		/* Tell a logged-in initiator before it finds out by the close:
 		 * it then reconnects at once instead of after its delay. */
 		if (!force && c->state == TGT_CONN_LIVE) {
-			uint8_t pdu[sizeof(struct rblk_wire_keepalive)];
+			uint8_t pdu[sizeof(struct rblk_wire_keepalive_rsp)];
 
 			c->ops->send_pdu(c, pdu, rblk_encode_keepalive(pdu,
-					 RBLK_PDU_KEEPALIVE_RSP, RBLK_S_SHUTTING_DOWN, 0));
+					 RBLK_PDU_KEEPALIVE_RSP, RBLK_S_SHUTTING_DOWN, 0,
+					 c->sess ? c->sess->size : 0));
 		}
 		/* One already closing for its own reason (a fatal status
 		 * told or waiting to be) reads nothing more: draining would

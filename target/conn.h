@@ -194,5 +194,8 @@ void tgt_conns_stop(struct tgt_reactor *r, bool force);
 bool tgt_conns_busy(struct tgt_reactor *r);
 /* Reactor tick (about 1 Hz): idle_timeout, data_timeout, stall_timeout. */
 void tgt_conns_tick(struct tgt_reactor *r);
+/* The tick server.c wires in: tells sessions of a grown volume its size
+ * (conn_ctrl.c), then tgt_conns_tick. */
+void tgt_conns_ctrl_tick(struct tgt_reactor *r);
 
 #endif /* RBLK_TARGET_CONN_H */

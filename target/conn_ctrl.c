@@ -190,15 +190,63 @@ out_free:
 	return ret;
 }
 
+/* ---- KEEPALIVE and the volume's size ------------------------------- */
+
+/*
+ * The size a logged-in session may address: what LOGIN granted, or more
+ * once the volume grew (volume.resize).  Growing it here, on the session's
+ * reactor, is what lets the initiator use the new blocks: it learns the
+ * size from a KEEPALIVE_RSP, and this target then takes commands up to
+ * it.  Returns true when the volume is larger than the session says.
+ */
+static bool session_behind(const struct tgt_conn *c, uint64_t *now)
+{
+	*now = __atomic_load_n(&c->sess->exp->size, __ATOMIC_ACQUIRE);
+	return *now > __atomic_load_n(&c->sess->size, __ATOMIC_RELAXED);
+}
+
+static void session_grow(struct tgt_conn *c, uint64_t size)
+{
+	rblk_info("reactor%u: %s: volume %s grew to %" PRIu64 " bytes: told the session",
+		  tgt_reactor_id(c->r), c->peer, c->sess->exp->name, size);
+	__atomic_store_n(&c->sess->size, size, __ATOMIC_RELAXED);
+}
+
+/*
+ * Reactor tick (about 1 Hz): tells each live session of a volume that
+ * grew, in an unsolicited KEEPALIVE_RSP (seq 0, OK), so that a busy
+ * initiator, which sends no KEEPALIVE, learns it within a second too.
+ * Then the I/O path's own timers (conn.c).
+ */
+void tgt_conns_ctrl_tick(struct tgt_reactor *r)
+{
+	uint8_t pdu[sizeof(struct rblk_wire_keepalive_rsp)];
+	struct tgt_conn *c, *next;
+	uint64_t size;
+
+	for (c = *tgt_reactor_conn_list(r); c; c = next) {
+		tgt_conn_get(c);
+		/* Not sent (out of memory): the next tick tries again. */
+		if (c->state == TGT_CONN_LIVE && c->sess && session_behind(c, &size) &&
+		    !c->ops->send_pdu(c, pdu, rblk_encode_keepalive(pdu,
+				RBLK_PDU_KEEPALIVE_RSP, RBLK_S_OK, 0, size)))
+			session_grow(c, size);
+		next = c->next;
+		tgt_conn_put(c);
+	}
+	tgt_conns_tick(r);
+}
+
 /*
  * KEEPALIVE: answered at once, ahead of any disk I/O, so a busy volume
  * never looks dead.  A stopping target says SHUTTING_DOWN instead of OK.
+ * The answer carries the session's size, grown first if the volume did.
  */
 static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 {
-	uint8_t pdu[sizeof(struct rblk_wire_keepalive)];
+	uint8_t pdu[sizeof(struct rblk_wire_keepalive_rsp)];
 	uint16_t status;
-	uint64_t seq;
+	uint64_t seq, size;
 	int st;
 
 	if (c->state == TGT_CONN_NEW) {
@@ -208,7 +256,7 @@ static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 		tgt_conn_fatal(c, RBLK_S_NOT_LOGGED_IN, RBLK_PDU_KEEPALIVE, NULL);
 		return -ECONNABORTED;
 	}
-	st = rblk_decode_keepalive(buf, len, RBLK_PDU_KEEPALIVE, &status, &seq);
+	st = rblk_decode_keepalive(buf, len, RBLK_PDU_KEEPALIVE, &status, &seq, NULL);
 	if (st != RBLK_S_OK) {
 		/* [V33]: told, like a framing error, then closed. */
 		rblk_warn("reactor%u: %s: malformed KEEPALIVE (%s): closing",
@@ -217,9 +265,14 @@ static int handle_keepalive(struct tgt_conn *c, const void *buf, size_t len)
 		return -ECONNABORTED;
 	}
 	status = c->state == TGT_CONN_CLOSING ? RBLK_S_SHUTTING_DOWN : RBLK_S_OK;
+	size = 0;
+	if (c->sess && !session_behind(c, &size))
+		size = c->sess->size;
 	if (c->ops->send_pdu(c, pdu, rblk_encode_keepalive(pdu, RBLK_PDU_KEEPALIVE_RSP,
-							   status, seq)))
+							   status, seq, size)))
 		return -ENOMEM;
+	if (c->sess && size > c->sess->size)
+		session_grow(c, size);
 	return 0;
 }
 

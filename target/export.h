@@ -77,7 +77,9 @@ struct tgt_session {
 	uint16_t queue_id;
 	unsigned reactor_id;
 	struct tgt_reactor *reactor;
-	uint64_t size;			/* size granted at LOGIN */
+	uint64_t size;			/* granted at LOGIN, grown when the
+					 * initiator is told (its reactor;
+					 * __atomic for readers elsewhere) */
 	uint64_t started;		/* CLOCK_REALTIME seconds */
 	struct tgt_io_stats stats;	/* written only by the owning reactor */
 	/* Forced disconnect: set by the connection code (reactor thread). */

@@ -101,7 +101,7 @@ int tgt_server_start_reactors(struct tgt_server *s)
 			.buffer_bytes = (size_t)s->cfg.buffer_mb << 20,
 			.on_stop = tgt_conns_stop,
 			.busy = tgt_conns_busy,
-			.tick = tgt_conns_tick,
+			.tick = tgt_conns_ctrl_tick,
 			.priv = s,
 		};
 

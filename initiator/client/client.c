@@ -723,13 +723,18 @@ int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 	return 0;
 }
 
-int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t seq)
+int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t seq,
+			      uint64_t size)
 {
 	q->last_rx = rblk_now_ms();
 	if (q->ka_out && seq == q->ka_seq)
 		q->ka_out = 0;
 	if (status == RBLK_S_SHUTTING_DOWN)
 		q->stop_seen = 1;
+	/* The volume grew (volume.resize): the target takes commands up to
+	 * the new size from now on.  It never shrinks a live session. */
+	if (size > q->info.size)
+		q->info.size = size;
 	return 0;
 }
 

@@ -788,18 +788,18 @@ static int handle_recv(struct rblk_client_conn *c, struct rblk_queue *q,
 	struct rblk_io *io;
 	struct rblk_rsp rsp;
 	uint16_t ka_status;
-	uint64_t ka_seq;
+	uint64_t ka_seq, ka_size;
 	int ret;
 
 	if (wc->status != IBV_WC_SUCCESS)
 		return wc_error(c, wc);
-	if (wc->byte_len == sizeof(struct rblk_wire_keepalive) &&
+	if (wc->byte_len != sizeof(struct rblk_wire_rsp) &&
 	    rblk_decode_keepalive(s->buf, wc->byte_len, RBLK_PDU_KEEPALIVE_RSP,
-				  &ka_status, &ka_seq) == RBLK_S_OK) {
+				  &ka_status, &ka_seq, &ka_size) == RBLK_S_OK) {
 		ret = post_slot(c, s, slot_lkey(c, s));
 		if (ret)
 			return ret;
-		return rblk_client_keepalive_rsp(q, ka_status, ka_seq);
+		return rblk_client_keepalive_rsp(q, ka_status, ka_seq, ka_size);
 	}
 	if (wc->byte_len != sizeof(struct rblk_wire_rsp) ||
 	    rblk_decode_rsp(s->buf, wc->byte_len, &rsp) != RBLK_S_OK) {

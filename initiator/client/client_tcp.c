@@ -460,15 +460,18 @@ static int parse_staged(struct rblk_client_conn *c, struct rblk_queue *q)
 		if (rblk_decode_hdr(p, avail, rsp_size + c->max_io, &type, &length) ==
 		    RBLK_S_OK && type == RBLK_PDU_KEEPALIVE_RSP) {
 			uint16_t st;
-			uint64_t seq;
+			uint64_t seq, size;
 
-			if (length != sizeof(struct rblk_wire_keepalive) ||
-			    rblk_decode_keepalive(p, length, type, &st, &seq) != RBLK_S_OK) {
+			if (length > sizeof(struct rblk_wire_keepalive_rsp) ||
+			    (avail >= length &&
+			     rblk_decode_keepalive(p, length, type, &st, &seq, &size) != RBLK_S_OK)) {
 				rblk_err("target sent a malformed KEEPALIVE_RSP");
 				return -EPROTO;
 			}
+			if (avail < length)
+				return done;
 			c->pos += length;
-			rblk_client_keepalive_rsp(q, st, seq);
+			rblk_client_keepalive_rsp(q, st, seq, size);
 			continue;
 		}
 		if (rblk_decode_hdr(p, avail, rsp_size + c->max_io, &type, &length) !=

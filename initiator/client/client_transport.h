@@ -207,9 +207,11 @@ int rblk_client_complete(struct rblk_queue *q, const struct rblk_rsp *rsp,
 
 /*
  * Called by transports from poll() for a KEEPALIVE_RSP that decoded
- * (rblk_decode_keepalive).  Returns 0.
+ * (rblk_decode_keepalive), solicited or not; size is the volume's size
+ * it carries (0: none said).  Returns 0.
  */
-int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t seq);
+int rblk_client_keepalive_rsp(struct rblk_queue *q, uint16_t status, uint64_t seq,
+			      uint64_t size);
 
 /* Formats a one-line reason into errbuf (which may be NULL). */
 void rblk_client_set_err(char *errbuf, size_t errlen, const char *fmt, ...)

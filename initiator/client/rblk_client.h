@@ -132,6 +132,9 @@ struct rblk_queue_status {
 	int      io_failing;		/* CONNECTING and fast_io_fail_tmo passed */
 	int      last_err;		/* -errno of the last loss, 0 if none */
 	const char *reason;		/* why the last connection went ("" if none) */
+	/* The volume's size as the target last said: at LOGIN, then in
+	 * KEEPALIVE_RSPs when it grows (volume.resize); never less. */
+	uint64_t size;
 };
 
 /* What LOGIN_RSP told us; filled by rblk_queue_open. */

@@ -357,7 +357,7 @@ static void take_stop_notice(struct rblk_queue *q)
 static int send_keepalive(struct rblk_queue *q, int64_t now)
 {
 	uint8_t pdu[sizeof(struct rblk_wire_keepalive)];
-	size_t n = rblk_encode_keepalive(pdu, RBLK_PDU_KEEPALIVE, 0, ++q->ka_seq);
+	size_t n = rblk_encode_keepalive(pdu, RBLK_PDU_KEEPALIVE, 0, ++q->ka_seq, 0);
 
 	q->ka_out = 1;
 	q->ka_sent = now;
@@ -717,5 +717,6 @@ void rblk_queue_status(const struct rblk_queue *q, struct rblk_queue_status *st)
 		.io_failing = q->io_failing,
 		.last_err = q->last_err,
 		.reason = q->why,
+		.size = q->info.size,
 	};
 }

@@ -225,10 +225,12 @@ static void check_ctrl_pdu(struct fz_conn *f, const uint8_t *pdu, size_t len)
 	}
 	case RBLK_PDU_KEEPALIVE_RSP: {
 		uint16_t status;
-		uint64_t seq;
+		uint64_t seq, size;
 
-		/* the answer to a KEEPALIVE, or the notice of a stopping target */
-		CHECK(rblk_decode_keepalive(pdu, len, type, &status, &seq) == RBLK_S_OK);
+		/* the answer to a KEEPALIVE, or the notice of a stopping target
+		 * or of a volume that grew; a session never shrinks */
+		CHECK(rblk_decode_keepalive(pdu, len, type, &status, &seq, &size) == RBLK_S_OK);
+		CHECK(!f->c.sess || size >= f->c.sess->size);
 		CHECK(f->c.state != TGT_CONN_NEW);
 		CHECK(status == RBLK_S_OK || status == RBLK_S_SHUTTING_DOWN);
 		check_order(f, false);

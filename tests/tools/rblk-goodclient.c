@@ -11,6 +11,9 @@
  *                     so the queue does not reconnect (ctrl_loss_tmo 0)
  *     --check-only    read the region and verify the pattern of --pass P
  *     --pass P        pattern generation to write/check (default: 1, 2, ...)
+ *     --wait-size B   first wait (idle, up to 10 s) until the target says
+ *                     the volume has B bytes (volume.resize); --region
+ *                     may then lie beyond the size LOGIN granted
  *   SIGTERM/SIGINT end the run after the current pass (with the verdict).
  *
  * Each pass writes the whole region in 64 KiB chunks (random order, up to
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -165,6 +169,7 @@ int main(int argc, char **argv)
 		{ "hammer", no_argument, NULL, 'H' },
 		{ "check-only", no_argument, NULL, 'c' },
 		{ "pass", required_argument, NULL, 'p' },
+		{ "wait-size", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rblk_client_opts co = { .queue_depth = 16, .timeout_ms = 5000 };
@@ -172,7 +177,7 @@ int main(int argc, char **argv)
 	struct rblk_queue *q = NULL;
 	struct stats st = { 0 };
 	struct slot *slots;
-	uint64_t off = 0, len = 0, pass = 0, passes = 0, t_end;
+	uint64_t off = 0, len = 0, pass = 0, passes = 0, t_end, want_size = 0;
 	unsigned seconds = 5;
 	int hammer = 0, check_only = 0, opt, ret, rc;
 	uint8_t *expect;
@@ -194,11 +199,12 @@ int main(int argc, char **argv)
 			break;
 		case 'c': check_only = 1; break;
 		case 'p': pass = strtoull(optarg, NULL, 0); break;
+		case 'w': want_size = strtoull(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 3) {
-		fprintf(stderr, "usage: rblk-goodclient [--seconds N] [--region OFF:LEN] [--depth N] [--hammer] [--check-only --pass P] HOST PORT VOLUME\n");
+		fprintf(stderr, "usage: rblk-goodclient [--seconds N] [--region OFF:LEN] [--depth N] [--hammer] [--check-only --pass P] [--wait-size B] HOST PORT VOLUME\n");
 		return 2;
 	}
 	co.host = argv[optind];
@@ -212,6 +218,26 @@ int main(int argc, char **argv)
 	if (ret) {
 		printf("goodclient: login failed: %s\n", err);
 		return 1;
+	}
+	if (want_size) {
+		struct rblk_queue_status qs;
+		int64_t t0 = rblk_now_ms();
+
+		do {
+			struct pollfd pfd = { .fd = rblk_queue_fd(q), .events = POLLIN };
+
+			/* The queue's fd wakes us for its PDUs and timers. */
+			poll(&pfd, 1, 200);
+			rblk_queue_reap(q, (struct rblk_io *[1]){ 0 }, 0, 1, 0);
+			rblk_queue_status(q, &qs);
+		} while (qs.size < want_size && rblk_now_ms() - t0 < 10000);
+		printf("goodclient: the volume is %" PRIu64 " bytes after %lld ms (LOGIN said %" PRIu64 ")\n",
+		       qs.size, (long long)(rblk_now_ms() - t0), info.size);
+		if (qs.size < want_size) {
+			rblk_queue_close(q);
+			return 1;
+		}
+		info.size = qs.size;
 	}
 	if (!len)
 		len = info.size / 2;

@@ -1562,7 +1562,7 @@ static bool bad_keepalive(void (*mangle)(uint8_t *ka, size_t *len), bool do_logi
 {
 	struct rblk_login_rsp lr;
 	uint8_t ka[32] = { 0 };
-	size_t len = rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 7);
+	size_t len = rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 7, 0);
 	int fd = do_login ? dial_login(&lr) : dial();
 	bool ok;
 

@@ -193,10 +193,10 @@ static void *fake_main(void *arg)
 			uint16_t st;
 			uint64_t seq;
 
-			if (rblk_decode_keepalive(buf, len, type, &st, &seq) != RBLK_S_OK)
+			if (rblk_decode_keepalive(buf, len, type, &st, &seq, NULL) != RBLK_S_OK)
 				break;
 			wfull(c, buf, rblk_encode_keepalive(buf, RBLK_PDU_KEEPALIVE_RSP,
-							    RBLK_S_OK, seq));
+							    RBLK_S_OK, seq, 0));
 			continue;
 		}
 		if (type == RBLK_PDU_DISCOVER) {

@@ -862,60 +862,81 @@ static void test_discover_rsp_flags(void **state)
 
 /* ---- names and strings ---------------------------------------------------- */
 
-/* [V33] KEEPALIVE / KEEPALIVE_RSP: 24 bytes, reserved zero, status rules. */
+/* [V33] KEEPALIVE (24 bytes) / KEEPALIVE_RSP (32, or 24 from an older
+ * target): reserved zero, status rules, the size the answer carries. */
 static void test_keepalive_v33(void **state)
 {
-	uint8_t ka[sizeof(struct rblk_wire_keepalive)];
+	uint8_t ka[sizeof(struct rblk_wire_keepalive_rsp)];
 	uint8_t type;
 	uint32_t len;
 	uint16_t st;
-	uint64_t seq;
+	uint64_t seq, size;
 
-	assert_int_equal(rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 77), 24);
+	assert_int_equal(rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 77, 0), 24);
 	/* little-endian seq at offset 16 */
 	assert_int_equal(ka[16], 77);
 	assert_int_equal(rblk_decode_hdr(ka, 24, RBLK_MAX_PDU, &type, &len), RBLK_S_OK);
 	assert_int_equal(type, RBLK_PDU_KEEPALIVE);
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE, &st, &seq),
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE, &st, &seq, NULL),
 			 RBLK_S_OK);
 	assert_int_equal(seq, 77);
 	assert_int_equal(st, RBLK_S_OK);
 	/* the other direction's type is not this one */
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq, NULL),
 			 RBLK_S_INVALID_OPCODE);
 	/* a KEEPALIVE carries no status */
-	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, RBLK_S_SHUTTING_DOWN, 1);
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE, &st, &seq),
+	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, RBLK_S_SHUTTING_DOWN, 1, 0);
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE, &st, &seq, NULL),
 			 RBLK_S_INVALID_FIELD);
-	/* a KEEPALIVE_RSP may say SHUTTING_DOWN, not an unknown status */
-	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE_RSP, RBLK_S_SHUTTING_DOWN, 0);
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+	/* nor 32 bytes */
+	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE, 0, 1, 0);
+	memset(ka + 24, 0, 8);
+	ka[4] = 32;
+	assert_int_equal(rblk_decode_keepalive(ka, 32, RBLK_PDU_KEEPALIVE, &st, &seq, NULL),
+			 RBLK_S_INVALID_FIELD);
+	/* a KEEPALIVE_RSP is 32 bytes, the size little-endian at 24; it may
+	 * say SHUTTING_DOWN, not an unknown status */
+	assert_int_equal(rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE_RSP,
+					       RBLK_S_SHUTTING_DOWN, 0, 1ull << 40), 32);
+	assert_int_equal(ka[4], 32);
+	assert_int_equal(ka[29], 1);
+	assert_int_equal(rblk_decode_keepalive(ka, 32, RBLK_PDU_KEEPALIVE_RSP, &st, &seq, &size),
 			 RBLK_S_OK);
 	assert_int_equal(st, RBLK_S_SHUTTING_DOWN);
+	assert_int_equal(size, 1ull << 40);
+	/* 24 bytes: a target from before the size field, which says none */
+	ka[4] = 24;
+	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq, &size),
+			 RBLK_S_OK);
+	assert_int_equal(size, 0);
+	ka[4] = 32;
 	ka[8] = RBLK_S__MAX;
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+	assert_int_equal(rblk_decode_keepalive(ka, 32, RBLK_PDU_KEEPALIVE_RSP, &st, &seq, NULL),
 			 RBLK_S_INVALID_FIELD);
 	/* reserved fields */
-	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE_RSP, 0, 3);
+	rblk_encode_keepalive(ka, RBLK_PDU_KEEPALIVE_RSP, 0, 3, 4096);
 	ka[12] = 1;
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+	assert_int_equal(rblk_decode_keepalive(ka, 32, RBLK_PDU_KEEPALIVE_RSP, &st, &seq, NULL),
 			 RBLK_S_INVALID_FIELD);
 	ka[12] = 0;
 	ka[10] = 1;
-	assert_int_equal(rblk_decode_keepalive(ka, 24, RBLK_PDU_KEEPALIVE_RSP, &st, &seq),
+	assert_int_equal(rblk_decode_keepalive(ka, 32, RBLK_PDU_KEEPALIVE_RSP, &st, &seq, NULL),
 			 RBLK_S_INVALID_FIELD);
 	ka[10] = 0;
-	/* length: shorter than the struct fails the header, longer the decoder */
+	/* length: shorter than 24 fails the header, any other the decoder */
 	ka[4] = 16;
-	assert_int_equal(rblk_decode_hdr(ka, 24, RBLK_MAX_PDU, &type, &len),
+	assert_int_equal(rblk_decode_hdr(ka, 32, RBLK_MAX_PDU, &type, &len),
 			 RBLK_S_INVALID_FIELD);
 	{
-		uint8_t big[32] = { 0 };
+		uint8_t big[40] = { 0 };
 
-		rblk_encode_keepalive(big, RBLK_PDU_KEEPALIVE_RSP, 0, 3);
-		big[4] = 32;
-		assert_int_equal(rblk_decode_keepalive(big, 32, RBLK_PDU_KEEPALIVE_RSP,
-						       &st, &seq), RBLK_S_INVALID_FIELD);
+		rblk_encode_keepalive(big, RBLK_PDU_KEEPALIVE_RSP, 0, 3, 4096);
+		big[4] = 40;
+		assert_int_equal(rblk_decode_keepalive(big, 40, RBLK_PDU_KEEPALIVE_RSP,
+						       &st, &seq, NULL), RBLK_S_INVALID_FIELD);
+		big[4] = 28;
+		assert_int_equal(rblk_decode_keepalive(big, 28, RBLK_PDU_KEEPALIVE_RSP,
+						       &st, &seq, NULL), RBLK_S_INVALID_FIELD);
 	}
 	/* the first unused type is still unknown */
 	ka[0] = RBLK_PDU_KEEPALIVE_RSP + 1;

@@ -75,6 +75,7 @@ struct fake {
 	atomic_int listening;	/* what the thread did about listen_on */
 	atomic_uint nconn, nka;
 	_Atomic int64_t ka_answered;	/* rblk_now_ms() of the last KEEPALIVE_RSP */
+	_Atomic uint64_t size;		/* the volume's size KEEPALIVE_RSPs say */
 	pthread_mutex_t mu;
 	struct cmd_log log[LOG_MAX];
 	unsigned nlog;
@@ -129,7 +130,7 @@ static int serve_pdu(struct fake *f, int c, unsigned conn)
 		uint16_t st;
 		uint64_t seq;
 
-		if (rblk_decode_keepalive(buf, len, type, &st, &seq) != RBLK_S_OK)
+		if (rblk_decode_keepalive(buf, len, type, &st, &seq, NULL) != RBLK_S_OK)
 			return -1;
 		atomic_fetch_add(&f->nka, 1);
 		if (mode == FM_MUTE)
@@ -137,7 +138,8 @@ static int serve_pdu(struct fake *f, int c, unsigned conn)
 		/* Before the write: the client cannot have it earlier. */
 		atomic_store(&f->ka_answered, rblk_now_ms());
 		wfull(c, buf, rblk_encode_keepalive(buf, RBLK_PDU_KEEPALIVE_RSP,
-				mode == FM_SHUTDOWN ? RBLK_S_SHUTTING_DOWN : RBLK_S_OK, seq));
+				mode == FM_SHUTDOWN ? RBLK_S_SHUTTING_DOWN : RBLK_S_OK, seq,
+				atomic_load(&f->size)));
 		return 0;
 	}
 	if (type == RBLK_PDU_CMD) {
@@ -227,6 +229,7 @@ static struct fake *fake_start(void)
 
 	assert_non_null(f);
 	pthread_mutex_init(&f->mu, NULL);
+	atomic_store(&f->size, VOL_SIZE);
 	/* Bind here once so the port is known; the thread re-binds it. */
 	close(listen_on(&f->port));
 	atomic_store(&f->listen_on, 1);
@@ -562,6 +565,45 @@ static void test_keepalive(void **state)
 	fake_stop(f);
 }
 
+/* Reaps an idle queue until its status says size, or 3 s pass. */
+static uint64_t wait_size(struct rblk_queue *q, uint64_t size)
+{
+	struct rblk_queue_status st;
+
+	for (int64_t t0 = rblk_now_ms(); rblk_now_ms() - t0 < 3000;) {
+		struct pollfd p = { .fd = rblk_queue_fd(q), .events = POLLIN };
+
+		poll(&p, 1, 200);
+		rblk_queue_reap(q, (struct rblk_io *[DEPTH]){ 0 }, 0, DEPTH, 0);
+		rblk_queue_status(q, &st);
+		if (st.size == size)
+			break;
+	}
+	return st.size;
+}
+
+/* A volume that grew (volume.resize) reaches the queue in a KEEPALIVE_RSP;
+ * a smaller size said later never shrinks what the queue was told. */
+static void test_size_grows(void **state)
+{
+	struct fake *f = fake_start();
+	struct rblk_client_opts o = { .keep_alive_tmo_ms = 600, .reconnect_delay_ms = 200 };
+	struct rblk_queue *q = open_q(f, &o);
+	unsigned nka;
+
+	assert_int_equal(wait_size(q, VOL_SIZE), VOL_SIZE);
+	atomic_store(&f->size, 3 * VOL_SIZE);
+	assert_int_equal(wait_size(q, 3 * VOL_SIZE), 3 * VOL_SIZE);
+	atomic_store(&f->size, 2 * VOL_SIZE);
+	nka = atomic_load(&f->nka);
+	while (atomic_load(&f->nka) < nka + 2)
+		wait_size(q, 0);
+	assert_int_equal(wait_size(q, 3 * VOL_SIZE), 3 * VOL_SIZE);
+	assert_int_equal(qstate(q), RBLK_QUEUE_LIVE);
+	rblk_queue_close(q);
+	fake_stop(f);
+}
+
 static void test_io_timeout_reissues(void **state)
 {
 	struct fake *f = fake_start();
@@ -843,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_ctrl_loss_zero_no_reconnect),
 		cmocka_unit_test(test_fast_io_fail_then_reconnect),
 		cmocka_unit_test(test_keepalive),
+		cmocka_unit_test(test_size_grows),
 		cmocka_unit_test(test_io_timeout_reissues),
 		cmocka_unit_test(test_final_no_such_volume),
 		cmocka_unit_test(test_final_access_denied),
