@@ -69,6 +69,7 @@ struct ini_dev {
 	int64_t reader_moved[INI_MAX_QUEUES];	/* ms, a reader's last move */
 	int64_t reader_shared[INI_MAX_QUEUES];	/* ms, since a reader is on the
 						 * writers' path (0: it is not) */
+	uint64_t size_not_followed;	/* a growth the kernel could not take */
 };
 
 /* One line to whoever started us (rblkctl), then the pipe is closed. */
@@ -683,6 +684,44 @@ static void note_paths(struct ini_dev *d)
 		d->reconnects_written = UINT_MAX;	/* written by set_state */
 }
 
+/*
+ * The volume grew (rblkctl volume resize).  told is the size every live
+ * connection of every queue was told, so the target takes commands up to
+ * it on each of them: only then may the device grow, live, where the
+ * kernel can (UPDATE_SIZE, 6.16+).  An older kernel keeps the device's
+ * size until it is attached again; that is said once per growth.
+ */
+static void follow_size(struct ini_dev *d, uint64_t told)
+{
+	uint64_t size;
+	int ret;
+
+	if (told == UINT64_MAX)
+		return;
+	size = told - told % d->vi.block_size;
+	if (size <= d->vi.size || size == d->size_not_followed)
+		return;
+	ret = ini_ctrl_update_size(d->ctrl, d->info.dev_id, size);
+	if (ret) {
+		d->size_not_followed = size;
+		if (ret == -EOPNOTSUPP)
+			rblk_warn("volume %s grew to %llu bytes; /dev/ublkb%u stays at %llu: this kernel's ublk cannot resize a live device (UBLK_F_UPDATE_SIZE, Linux 6.16+); detach and attach again to use the new size",
+				  d->o.volume, (unsigned long long)size, d->info.dev_id,
+				  (unsigned long long)d->vi.size);
+		else
+			rblk_err("volume %s grew to %llu bytes; UPDATE_SIZE of /dev/ublkb%u failed: %s",
+				 d->o.volume, (unsigned long long)size, d->info.dev_id,
+				 strerror(-ret));
+		return;
+	}
+	rblk_info("volume %s grew from %llu to %llu bytes: so did /dev/ublkb%u",
+		  d->o.volume, (unsigned long long)d->vi.size,
+		  (unsigned long long)size, d->info.dev_id);
+	d->vi.size = size;
+	d->st.size = size;
+	d->reconnects_written = UINT_MAX;	/* written by set_state */
+}
+
 /* Waits for SIGTERM/SIGINT or a queue thread ending; keeps the state
  * file's live/connecting/failed view and reconnect count current. */
 static void serve(struct ini_dev *d, int sfd)
@@ -693,6 +732,7 @@ static void serve(struct ini_dev *d, int sfd)
 	};
 	struct signalfd_siginfo si;
 	unsigned i, nconn, nfailed, reconnects;
+	uint64_t told;
 
 	for (;;) {
 		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
@@ -712,6 +752,7 @@ static void serve(struct ini_dev *d, int sfd)
 			return;
 		}
 		nconn = nfailed = reconnects = 0;
+		told = UINT64_MAX;
 		for (i = 0; i < d->nq; i++) {
 			struct ini_queue_conn c;
 
@@ -719,7 +760,10 @@ static void serve(struct ini_dev *d, int sfd)
 			nconn += c.state == RBLK_QUEUE_CONNECTING;
 			nfailed += c.state == RBLK_QUEUE_FAILED;
 			reconnects += c.reconnects;
+			if (c.size < told)
+				told = c.size;
 		}
+		follow_size(d, told);
 		/* The device is as bad as its worst queue. */
 		d->st.reconnects = reconnects;
 		note_paths(d);

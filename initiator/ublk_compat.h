@@ -68,6 +68,19 @@
 #define UBLK_F_USER_RECOVERY_FAIL_IO	(1ULL << 9)
 #endif
 
+/* 6.16+: a started device's size changes with UPDATE_SIZE (data[0]: the
+ * new size in 512-byte sectors); GET_FEATURES says whether it exists. */
+#ifndef UBLK_F_UPDATE_SIZE
+#define UBLK_F_UPDATE_SIZE	(1ULL << 10)
+#endif
+#ifndef UBLK_CMD_UPDATE_SIZE
+#define UBLK_CMD_UPDATE_SIZE	0x15
+#endif
+#ifndef UBLK_U_CMD_UPDATE_SIZE
+#define UBLK_U_CMD_UPDATE_SIZE	\
+	((__u32)_IOWR('u', UBLK_CMD_UPDATE_SIZE, struct ublksrv_ctrl_cmd))
+#endif
+
 #ifndef UBLK_PARAM_TYPE_DEVT
 #define UBLK_PARAM_TYPE_DEVT	(1 << 2)
 #endif

@@ -46,6 +46,8 @@ static const struct ctrl_op OP_START_USER_RECOVERY = {
 static const struct ctrl_op OP_END_USER_RECOVERY = {
 	"END_USER_RECOVERY", UBLK_CMD_END_USER_RECOVERY,
 	UBLK_U_CMD_END_USER_RECOVERY };
+static const struct ctrl_op OP_UPDATE_SIZE = {
+	"UPDATE_SIZE", UBLK_CMD_UPDATE_SIZE, UBLK_U_CMD_UPDATE_SIZE };
 
 /* The 80-byte command area of a 128-byte SQE starts at byte 48. */
 static void *sqe_cmd_area(struct io_uring_sqe *sqe)
@@ -207,4 +209,11 @@ int ini_ctrl_start_recovery(struct ini_ctrl *c, uint32_t dev_id)
 int ini_ctrl_end_recovery(struct ini_ctrl *c, uint32_t dev_id, pid_t pid)
 {
 	return dev_cmd(c, &OP_END_USER_RECOVERY, dev_id, NULL, 0, (uint64_t)pid);
+}
+
+int ini_ctrl_update_size(struct ini_ctrl *c, uint32_t dev_id, uint64_t bytes)
+{
+	if (!(c->features & UBLK_F_UPDATE_SIZE))
+		return -EOPNOTSUPP;
+	return dev_cmd(c, &OP_UPDATE_SIZE, dev_id, NULL, 0, bytes >> 9);
 }

@@ -56,4 +56,11 @@ int ini_ctrl_get_dev_info(struct ini_ctrl *c, uint32_t dev_id,
 int ini_ctrl_start_recovery(struct ini_ctrl *c, uint32_t dev_id);
 int ini_ctrl_end_recovery(struct ini_ctrl *c, uint32_t dev_id, pid_t pid);
 
+/*
+ * UPDATE_SIZE (UBLK_F_UPDATE_SIZE, 6.16+): a started device's capacity
+ * becomes bytes (a multiple of 512), and the kernel tells udev.
+ * -EOPNOTSUPP on a kernel without it.
+ */
+int ini_ctrl_update_size(struct ini_ctrl *c, uint32_t dev_id, uint64_t bytes);
+
 #endif /* RBLK_INITIATOR_UBLK_CTRL_H */

@@ -106,6 +106,9 @@ struct ini_queue {
 	atomic_int read_path;		/* -1: no reader */
 	atomic_int read_state;		/* enum rblk_queue_state */
 	atomic_int want_read_path;
+	/* The volume's size that every live connection of this queue was
+	 * told (grows with volume.resize); UINT64_MAX while none is live. */
+	atomic_uint_fast64_t vol_size;
 	atomic_uint_fast64_t served, failed;
 };
 
@@ -360,8 +363,10 @@ static void note_paths(struct ini_queue *q)
 	}
 }
 
-/* The reader's path and state, and a move the main thread asked for. */
-static void note_reader(struct ini_queue *q)
+/* The reader's path and state, and a move the main thread asked for.
+ * Returns the volume's size as the reader knows it, UINT64_MAX when it
+ * is not live (or there is none). */
+static uint64_t note_reader(struct ini_queue *q)
 {
 	struct rblk_path_status ps[RBLK_MAX_PATHS];
 	struct rblk_queue_status st;
@@ -369,7 +374,7 @@ static void note_reader(struct ini_queue *q)
 	unsigned n;
 
 	if (!q->cfg.read_conn)
-		return;
+		return UINT64_MAX;
 	if (want >= 0 && rblk_queue_prefer_path(q->cfg.read_conn, (unsigned)want))
 		rblk_warn("queue %u: cannot move the reader to path %d", q->cfg.q_id, want + 1);
 	rblk_queue_status(q->cfg.read_conn, &st);
@@ -382,12 +387,14 @@ static void note_reader(struct ini_queue *q)
 	for (unsigned i = 0; i < n; i++)
 		if (ps[i].active)
 			atomic_store(&q->read_path, (int)i);
+	return q->read_live ? st.size : UINT64_MAX;
 }
 
 /* Mirrors the library's view for the main thread (state file). */
 static void note_conn(struct ini_queue *q)
 {
 	struct rblk_queue_status st;
+	uint64_t size, read_size;
 
 	rblk_queue_status(q->cfg.conn, &st);
 	if (st.state == RBLK_QUEUE_FAILED && atomic_load(&q->conn_state) != RBLK_QUEUE_FAILED)
@@ -396,7 +403,10 @@ static void note_conn(struct ini_queue *q)
 	atomic_store(&q->conn_state, st.state);
 	atomic_store(&q->reconnects, st.reconnects);
 	note_paths(q);
-	note_reader(q);
+	read_size = note_reader(q);
+	size = st.state == RBLK_QUEUE_LIVE ? st.size : UINT64_MAX;
+	atomic_store_explicit(&q->vol_size, size < read_size ? size : read_size,
+			      memory_order_relaxed);
 }
 
 static int conn_failed(const struct ini_queue *q)
@@ -700,6 +710,7 @@ int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
 	atomic_store(&q->want_path, -1);
 	atomic_store(&q->want_read_path, -1);
 	atomic_store(&q->read_path, -1);
+	atomic_store(&q->vol_size, UINT64_MAX);
 	note_paths(q);
 	note_reader(q);
 
@@ -847,6 +858,7 @@ void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c)
 	c->active_path = atomic_load(&q->active_path);
 	c->read_path = atomic_load(&q->read_path);
 	c->read_state = atomic_load(&q->read_state);
+	c->size = atomic_load_explicit(&q->vol_size, memory_order_relaxed);
 	for (unsigned i = 0; i < RBLK_MAX_PATHS; i++) {
 		c->path_state[i] = atomic_load(&q->path_state[i]);
 		c->path_failures[i] = atomic_load(&q->path_failures[i]);

@@ -72,6 +72,9 @@ struct ini_queue_conn {
 	enum rblk_queue_state read_state;
 	enum rblk_path_state path_state[RBLK_MAX_PATHS];
 	unsigned path_failures[RBLK_MAX_PATHS];
+	/* The volume's size every live connection was told; UINT64_MAX
+	 * while none is live. */
+	uint64_t size;
 };
 void ini_queue_conn_status(const struct ini_queue *q, struct ini_queue_conn *c);
 /* Asks the queue thread to move its connection to path idx (failback):

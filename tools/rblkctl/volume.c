@@ -378,7 +378,7 @@ static int cmd_resize(int argc, char **argv)
 		return 1;
 	if (!ctl_json) {
 		if (json_object_object_get_ex(rsp, "old_size", NULL))
-			printf("resized volume %s: %s -> %s (attached initiators see the new size when they log in again)\n",
+			printf("resized volume %s: %s -> %s (attached initiators are told within a second; /dev/ublkbN follows where the kernel can resize it live, Linux 6.16+)\n",
 			       argv[optind],
 			       rblk_format_size((uint64_t)ctl_jint(rsp, "old_size"), a, sizeof(a)),
 			       rblk_format_size((uint64_t)ctl_jint(rsp, "size"), b, sizeof(b)));
@@ -681,8 +681,9 @@ static const struct vol_cmd vol_cmds[] = {
 	{ .name = "resize", .fn = cmd_resize, .usage = "resize NAME --size S|+S",
 	  .help = "Grows a file volume, or an RBD image rblk created (never shrinks):\n"
 		  "to S, or by S with +S (--size +10G).\n"
-		  "Attached initiators keep the size they logged in with; they see the new\n"
-		  "size when they log in again." },
+		  "Attached initiators are told the new size within a second, without a\n"
+		  "new login; /dev/ublkbN grows live where the kernel can (ublk\n"
+		  "UPDATE_SIZE, Linux 6.16+), else at the next attach." },
 	{ .name = "list", .fn = cmd_list, .usage = "list", .help = "Lists volumes." },
 	{ .name = "show", .fn = cmd_show, .usage = "show NAME",
 	  .help = "Shows a volume: size, backing, backend, ACL, sessions, counters." },

@@ -849,6 +849,52 @@ case_volume_deleted() {
 	no_leftovers
 }
 
+# rblkctl volume resize under a busy device.  The initiator is told on
+# every queue's connection; with ublk UPDATE_SIZE (6.16+, GET_FEATURES
+# bit 10) /dev/ublkbN grows live and its new blocks take I/O; without it
+# (6.12) the device keeps its size, the initiator's log says why, and a
+# new attach has the new size.  I/O under way goes on either way.
+dev_size_is() { [ "$(blockdev --getsize64 "$1")" = "$2" ]; }
+case_live_resize() {
+	local feat fpid
+	case_setup
+	need_cmd fio
+	start_tgt 64M
+	attach --queues 2
+	dev_size_is "$DEV" $((64 << 20)) || fail "$DEV is $(blockdev --getsize64 "$DEV") bytes, not 64 MiB"
+	feat=$(grep -ho "ublk features 0x[0-9a-f]*" /run/rblk/rblk-initiator.*.log | head -n 1)
+	feat=${feat##* }
+	[ -n "$feat" ] || { show_logs; fail "the initiator did not log the kernel's ublk features"; }
+	timeout 120 fio --name=busy --filename="$DEV" --direct=1 --ioengine=libaio --rw=randwrite \
+		--bs=4k --iodepth=8 --size=32M --rate=4m --verify=crc32c --verify_fatal=1 \
+		--verify_state_save=0 --output=busy.out &
+	fpid=$!
+	nap 2
+	"$CTL" --socket "$CASE_TMP/target.sock" volume resize vol0 --size 128M || fail "volume resize failed"
+	if (( feat & (1 << 10) )); then
+		wait_until 10 dev_size_is "$DEV" $((128 << 20)) ||
+			{ show_logs; fail "$DEV stayed at $(blockdev --getsize64 "$DEV") bytes with UPDATE_SIZE ($feat)"; }
+		log "$DEV grew to 128 MiB live (ublk features $feat)"
+		grep -h "grew from" /run/rblk/rblk-initiator.*.log | cut -c1-200
+		fio_verify "$DEV" new-blocks --ioengine=libaio --rw=write --bs=64k --iodepth=8 \
+			--offset=96M --size=32M
+	else
+		nap 3
+		dev_size_is "$DEV" $((64 << 20)) || fail "$DEV changed size without UPDATE_SIZE ($feat)"
+		grep -q "cannot resize a live device" /run/rblk/rblk-initiator.*.log ||
+			{ show_logs; fail "the initiator did not say why $DEV kept its size"; }
+		log "no UPDATE_SIZE (ublk features $feat): $DEV kept 64 MiB and the log says why"
+	fi
+	wait "$fpid" || { cat busy.out; fail "fio verify across the resize failed"; }
+	grep -q "err= 0" busy.out || { cat busy.out; fail "fio across the resize reported errors"; }
+	[ "$(grep -c "grew to $((128 << 20)) bytes: told the session" "$CASE_TMP/target.log")" -ge 2 ] ||
+		{ show_logs; fail "the target did not tell both queues' sessions"; }
+	detach "$DEV"
+	attach --queues 2
+	dev_size_is "$DEV" $((128 << 20)) || fail "a new attach is $(blockdev --getsize64 "$DEV") bytes, not 128 MiB"
+	detach "$DEV"
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -873,4 +919,5 @@ run_case -t 180 recovery-target-down case_recovery_target_down
 run_case -t 180 recovery-foreground case_recovery_foreground
 run_case -t 120 recovery-detach-quiesced case_recovery_detach_quiesced
 run_case -t 180 volume-deleted case_volume_deleted
+run_case -t 240 live-resize case_live_resize
 cases_done
