@@ -793,8 +793,9 @@ static int handle_recv(struct rblk_client_conn *c, struct rblk_queue *q,
 
 	if (wc->status != IBV_WC_SUCCESS)
 		return wc_error(c, wc);
-	if (wc->byte_len != sizeof(struct rblk_wire_rsp) &&
-	    rblk_decode_keepalive(s->buf, wc->byte_len, RBLK_PDU_KEEPALIVE_RSP,
+	/* A KEEPALIVE_RSP: 32 bytes, or 24 from an older target (as long
+	 * as a response: its type tells them apart). */
+	if (rblk_decode_keepalive(s->buf, wc->byte_len, RBLK_PDU_KEEPALIVE_RSP,
 				  &ka_status, &ka_seq, &ka_size) == RBLK_S_OK) {
 		ret = post_slot(c, s, slot_lkey(c, s));
 		if (ret)
