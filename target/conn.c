@@ -242,6 +242,24 @@ static void send_err(struct tgt_conn *c, uint32_t tag, int status,
 		tgt_conn_close(c, true, "out of memory queueing a response");
 }
 
+/*
+ * Counts a command in the stats as its answer is handed to the
+ * transport: when the transport learns that it went out is the
+ * transport's business (RDMA may take that completion a wakeup later).
+ */
+static void account_req(struct tgt_req *req)
+{
+	struct tgt_conn *c = req->conn;
+	uint64_t lat = rblk_now_ns() - req->start_ns;
+	uint32_t bytes = req->status == RBLK_S_OK ? req->length : 0;
+
+	tgt_stats_account(&c->stats, req->opcode, bytes, lat,
+			  req->status != RBLK_S_OK);
+	if (c->sess)
+		tgt_session_account(c->sess, req->opcode, bytes, lat,
+				    req->status != RBLK_S_OK);
+}
+
 static void finish_req(struct tgt_req *req, int status)
 {
 	struct tgt_conn *c = req->conn;
@@ -267,6 +285,7 @@ static void finish_req(struct tgt_req *req, int status)
 		req->buf = NULL;
 		req->buf_cap = 0;
 	}
+	account_req(req);
 	c->ops->send_rsp(req);
 }
 
@@ -274,14 +293,6 @@ void tgt_req_sent(struct tgt_req *req, int err)
 {
 	struct tgt_conn *c = req->conn;
 
-	tgt_stats_account(&c->stats, req->opcode,
-			  req->status == RBLK_S_OK ? req->length : 0,
-			  rblk_now_ns() - req->start_ns, req->status != RBLK_S_OK);
-	if (c->sess)
-		tgt_session_account(c->sess, req->opcode,
-				    req->status == RBLK_S_OK ? req->length : 0,
-				    rblk_now_ns() - req->start_ns,
-				    req->status != RBLK_S_OK);
 	if (c->draining) {
 		if (req->status == RBLK_S_SHUTTING_DOWN)
 			atomic_fetch_add(&c->srv->failed, 1);
@@ -408,6 +419,7 @@ void tgt_req_data_done(struct tgt_req *req, int err)
 		 * as if a reply had gone out; stats count a failed command.
 		 */
 		req->status = RBLK_S_INVALID_FIELD;
+		account_req(req);
 		tgt_req_sent(req, err);
 		return;
 	}
