@@ -310,6 +310,20 @@ out_destroy_channel:
 	return ret;
 }
 
+int rblk_rdma_cq_create_on(struct ibv_context *ctx, int cqe, void *cq_ctx,
+			   struct ibv_comp_channel *ch, struct ibv_cq **cqp)
+{
+	struct ibv_cq *cq;
+
+	errno = 0;
+	cq = ibv_create_cq(ctx, cqe, cq_ctx, ch, 0);
+	if (!cq)
+		return errno ? -errno : -ENOMEM;
+	COUNT(cq, 1);
+	*cqp = cq;
+	return 0;
+}
+
 void rblk_rdma_cq_destroy(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 {
 	int ret;
@@ -335,7 +349,7 @@ int rblk_rdma_cq_arm(struct ibv_cq *cq)
 	return rblk_ibv_err(ibv_req_notify_cq(cq, 0));
 }
 
-int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch)
+int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch, struct ibv_cq **cqp)
 {
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
@@ -346,12 +360,14 @@ int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch)
 		return errno ? -errno : -EIO;
 	}
 	ibv_ack_cq_events(ev_cq, 1);
+	if (cqp)
+		*cqp = ev_cq;
 	return 1;
 }
 
 int rblk_rdma_cq_rearm(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 {
-	int ret = rblk_rdma_cq_ack_event(ch);
+	int ret = rblk_rdma_cq_ack_event(ch, NULL);
 
 	/* One channel serves one CQ here, so the event's CQ is cq. */
 	if (ret <= 0)

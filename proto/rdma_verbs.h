@@ -105,6 +105,10 @@ int rblk_rdma_pd_free(struct ibv_pd *pd);
  */
 int rblk_rdma_cq_create(struct ibv_context *ctx, int cqe, void *cq_ctx,
 			struct ibv_comp_channel **chp, struct ibv_cq **cqp);
+/* A CQ of cqe entries bound to an existing channel ch, not armed (a
+ * second CQ whose events share ch's fd).  0 or -errno. */
+int rblk_rdma_cq_create_on(struct ibv_context *ctx, int cqe, void *cq_ctx,
+			   struct ibv_comp_channel *ch, struct ibv_cq **cqp);
 /* Destroys cq then ch (either may be NULL).  The caller has acked every
  * CQ event it took (or uses rblk_rdma_cq_rearm, which acks). */
 void rblk_rdma_cq_destroy(struct ibv_comp_channel *ch, struct ibv_cq *cq);
@@ -123,10 +127,12 @@ int rblk_rdma_cq_arm(struct ibv_cq *cq);
 
 /*
  * Takes and acks one pending event from ch without re-arming (a poller
- * that spins next and arms only before it sleeps again).  1 when one was
- * taken, 0 when none was pending (the fd is non-blocking), or -errno.
+ * that spins next and arms only before it sleeps again, or one whose
+ * channel serves two CQs).  1 when one was taken (*cqp, when not NULL,
+ * is the CQ it was for), 0 when none was pending (the fd is
+ * non-blocking), or -errno.
  */
-int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch);
+int rblk_rdma_cq_ack_event(struct ibv_comp_channel *ch, struct ibv_cq **cqp);
 
 /* ibv_poll_cq: count (>= 0) or -errno. */
 static inline int rblk_rdma_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)

@@ -231,7 +231,17 @@ void tgt_share_wait(struct tgt_conn *c)
 			break;
 	c->share.next = *pp;
 	*pp = c;
+	/* Answers pin chunks until their send completions are taken, which
+	 * a transport may hold back to save wakeups: not now. */
+	for (struct tgt_conn *o = *tgt_reactor_conn_list(s->r); o; o = o->next)
+		if (o->ops->reap)
+			o->ops->reap(o);
 	relief_arm(s);
+}
+
+bool tgt_share_someone_waits(struct tgt_reactor *r)
+{
+	return tgt_reactor_share(r)->line != NULL;
 }
 
 void tgt_share_drop_grant(struct tgt_conn *c)

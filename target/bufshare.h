@@ -103,6 +103,8 @@ void *tgt_share_take(struct tgt_conn *c, uint32_t len, uint32_t need,
 void tgt_share_put(struct tgt_conn *c, void *buf, uint32_t cap);
 /* c stops taking PDUs until memory may be there (after a failed take). */
 void tgt_share_wait(struct tgt_conn *c);
+/* Someone on r waits in line for memory others hold. */
+bool tgt_share_someone_waits(struct tgt_reactor *r);
 /* c is closing: out of the line, its grant back, its resume dropped
  * unless it drains (then it is resumed to answer SHUTTING_DOWN). */
 void tgt_share_cancel(struct tgt_conn *c);

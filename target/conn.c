@@ -649,6 +649,10 @@ void tgt_conns_tick(struct tgt_reactor *r)
 		char why[112];
 
 		tgt_conn_get(c);
+		/* Send completions held back are taken within a second, so
+		 * that an idle client's last answers do not look stalled. */
+		if (c->ops->reap)
+			c->ops->reap(c);
 		if (c->state == TGT_CONN_LIVE && cfg->data_timeout && c->nfetch &&
 		    payload_late(c, now, cfg->data_timeout * 1000ull)) {
 			snprintf(why, sizeof(why),

@@ -64,6 +64,7 @@ static void start_disconnect(struct rdma_conn *rc)
 		rblk_rdma_qp_to_error(rc->id->qp);
 	sq_fail_waiting(rc);
 	tgt_rdma_post_drain(rc);
+	tgt_rdma_watch_sends(rc);
 }
 
 /* Graceful close: disconnect once every response went out. */
@@ -145,6 +146,11 @@ static int offer(struct rdma_conn *rc, struct rx_slot *s)
 	}
 	if (type == RBLK_PDU_CMD && note_cmd(rc, s->buf, length) == -EBUSY)
 		return -EBUSY;
+	/* DISCOVER is refused while commands are in flight: one whose
+	 * answer went out but whose send completion is not taken yet
+	 * (held back, rdma_poll.c) is not in flight for the client. */
+	if (type == RBLK_PDU_DISCOVER && rc->rsp_unreaped)
+		return -EBUSY;
 	rc->cur_pdu = s->buf;
 	ret = tgt_conn_pdu(c, s->buf, length, length);
 	rc->cur_pdu = NULL;
@@ -216,6 +222,7 @@ static void resume_done(struct tgt_event *ev, int res, uint32_t flags)
 
 	rc->resume_queued = false;
 	run_pending(rc);
+	tgt_rdma_watch_sends(rc);
 	tgt_conn_put(&rc->c);
 }
 
@@ -403,6 +410,8 @@ static void data_done(struct tgt_event *ev, int res, uint32_t flags)
 	struct tgt_req *req = EV_OWNER(ev, struct tgt_req, ev);
 	struct rdma_conn *rc = RC(req->conn);
 
+	if (SQ_KIND(req) == SQ_FETCH)
+		rc->fetches--;
 	sq_give(rc, req);
 	if (rc->sq_wait_head)
 		sq_run(rc);
@@ -448,6 +457,7 @@ int tgt_rdma_fetch_data(struct tgt_req *req)
 		return -ECONNRESET;
 	req->ev.done = data_done;
 	SQ_HELD(req) = 0;
+	SQ_KIND(req) = 0;
 	if (rc->sgl[req->tag].n == 0) {
 		/* Inline: the data follows the capsule in the receive buffer,
 		 * which conn.c hands us synchronously (cur_pdu). */
@@ -458,12 +468,16 @@ int tgt_rdma_fetch_data(struct tgt_req *req)
 		tgt_reactor_defer(req->conn->r, &req->ev, 0);
 		return 0;
 	}
-	if (!sq_take(rc, req, SQ_FETCH))
-		return 0;	/* posted by sq_run when room comes back */
-	ret = post_fetch(rc, req);
-	if (ret)
-		sq_give(rc, req);
-	return ret;
+	if (sq_take(rc, req, SQ_FETCH)) {
+		ret = post_fetch(rc, req);
+		if (ret) {
+			sq_give(rc, req);
+			return ret;
+		}
+	}	/* else posted by sq_run when room comes back */
+	rc->fetches++;
+	tgt_rdma_watch_sends(rc);	/* the data's completion is awaited */
+	return 0;
 }
 
 static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
@@ -472,7 +486,12 @@ static void rsp_sent(struct tgt_event *ev, int res, uint32_t flags)
 	struct tgt_conn *c = req->conn;
 
 	tgt_conn_get(c);
-	RC(c)->rsp_busy[req->tag] = 0;
+	/* Not set when the answer was never posted (the connection went
+	 * first). */
+	if (RC(c)->rsp_busy[req->tag]) {
+		RC(c)->rsp_busy[req->tag] = 0;
+		RC(c)->rsp_unreaped--;
+	}
 	sq_give(RC(c), req);
 	if (RC(c)->sq_wait_head)
 		sq_run(RC(c));
@@ -529,8 +548,10 @@ static int post_rsp(struct rdma_conn *rc, struct tgt_req *req)
 	/* Data WRITEs and the response in one chain: RC delivers them in
 	 * order, so the initiator sees the data before the response. */
 	ret = queue_wrs(rc, req->tag, wr, sge, n + 1);
-	if (!ret)
+	if (!ret) {
 		rc->rsp_busy[req->tag] = 1;
+		rc->rsp_unreaped++;
+	}
 	return ret;
 }
 
@@ -545,14 +566,17 @@ void tgt_rdma_send_rsp(struct tgt_req *req)
 		tgt_reactor_defer(req->conn->r, &req->ev, -ECONNRESET);
 		return;
 	}
-	if (!sq_take(rc, req, SQ_RSP))
-		return;		/* posted by sq_run when room comes back */
-	ret = post_rsp(rc, req);
-	if (ret) {
-		sq_give(rc, req);
-		tgt_reactor_defer(req->conn->r, &req->ev, ret);
-		tgt_rdma_fail(rc, "cannot post a response");
-	}
+	if (sq_take(rc, req, SQ_RSP)) {
+		ret = post_rsp(rc, req);
+		if (ret) {
+			sq_give(rc, req);
+			tgt_reactor_defer(req->conn->r, &req->ev, ret);
+			tgt_rdma_fail(rc, "cannot post a response");
+			return;
+		}
+	}	/* else posted by sq_run when room comes back */
+	/* Its send completion is awaited only when someone waits on it. */
+	tgt_rdma_watch_sends(rc);
 }
 
 static void ctl_sent(struct tgt_event *ev, int res, uint32_t flags)
@@ -608,6 +632,7 @@ int tgt_rdma_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
 	s->busy = true;
 	rc->ctl_inflight++;
 	tgt_conn_get(c);
+	tgt_rdma_watch_sends(rc);	/* control slots are few */
 	return 0;
 }
 
@@ -623,6 +648,7 @@ void tgt_rdma_shutdown(struct tgt_conn *c, bool force)
 		start_disconnect(rc);
 	else
 		maybe_disconnect(rc);
+	tgt_rdma_watch_sends(rc);	/* a graceful close waits on answers */
 }
 
 /* Main thread, before rdma_accept: wires every completion context and

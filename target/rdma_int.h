@@ -101,8 +101,16 @@ struct rdma_conn {
 	uint32_t pool_lkey;
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *id;
+	/*
+	 * Two CQs on one completion channel (docs/rdma.md, "Send
+	 * completions"): receives wake the reactor whenever it sleeps;
+	 * sends only while something waits on one (tgt_rdma_sends_wanted),
+	 * else they are taken on the next wakeup.  That saves a wakeup per
+	 * I/O: the answer's send completion.
+	 */
 	struct ibv_comp_channel *cc;
-	struct ibv_cq *cq;
+	struct ibv_cq *rcq;		/* receives: armed whenever asleep */
+	struct ibv_cq *scq;		/* sends: armed only when wanted */
 	unsigned depth;			/* granted at connect; LOGIN may not ask more */
 	unsigned io_depth;		/* 0 until LOGIN passed, then its depth */
 
@@ -134,10 +142,13 @@ struct rdma_conn {
 	 * still holds the slot until tgt_req_sent, so such a command waits
 	 * in the pending FIFO for that completion. */
 	uint8_t *rsp_busy;		/* [io_depth] */
+	unsigned rsp_unreaped;		/* rsp_busy entries set */
+	unsigned fetches;		/* WRITE data by RDMA READ, posted or waiting */
 	struct rx_slot *pend_head, *pend_tail;
 	const uint8_t *cur_pdu;		/* capsule being offered to conn.c */
 
 	struct tgt_event cm_ev, cq_ev, resume_ev;
+	struct tgt_event reap_ev;	/* a CQ poll outside a wakeup */
 	struct tgt_event unsig_ev;	/* unsignaled WRs: only errors show */
 	struct tgt_event drain_send_ev, drain_tmo_ev;
 	struct __kernel_timespec drain_ts;
@@ -147,6 +158,9 @@ struct rdma_conn {
 	unsigned poll_us;		/* adaptive: spin this long after work */
 	uint64_t last_work_us;		/* adaptive: last poll that found work */
 	bool cq_spinning;		/* cq_ev is a deferred turn, not a channel poll */
+	bool scq_armed;			/* an event was asked for the next send */
+	bool reap_queued;		/* reap_ev deferred, holds a reference */
+	bool in_poll;			/* polling: settle_sends runs after */
 	bool established, closing, disconnecting, failed, freeing, destroyed;
 	bool resume_queued;
 	bool send_drained;		/* send marker came back */
@@ -183,6 +197,12 @@ int  tgt_rdma_login(struct tgt_conn *c, unsigned depth);
 void tgt_rdma_poll_init(struct rdma_conn *rc);
 /* Reactor thread: starts waiting for CM events and completions. */
 void tgt_rdma_poll_start(struct rdma_conn *rc);
+/* Something may now wait on a send completion (an RDMA READ, a full send
+ * queue, a capsule held back, a control PDU, a close): makes sure one
+ * wakes the reactor.  Cheap when nothing changed. */
+void tgt_rdma_watch_sends(struct rdma_conn *rc);
+/* tgt_transport_rdma's reap: takes held-back send completions now. */
+void tgt_rdma_reap(struct tgt_conn *c);
 
 /* rdma_teardown.c: failure, drain and destroy, below both */
 /* Main thread, before accept: the drain events' done callbacks. */
@@ -198,6 +218,8 @@ void tgt_rdma_check_drained(struct rdma_conn *rc, bool timed_out);
 void tgt_rdma_maybe_destroy(struct rdma_conn *rc);
 /* Drops a reference to d (any thread); the last one frees PD and MRs. */
 void tgt_rdma_dev_put(struct rdma_dev *d);
+/* Destroys both CQs and their channel (after the QP). */
+void tgt_rdma_cqs_destroy(struct rdma_conn *rc);
 /* Destroys every verbs object of rc, in teardown order (not rc itself). */
 void tgt_rdma_conn_release(struct rdma_conn *rc);
 void tgt_rdma_free(struct tgt_conn *c);

@@ -185,16 +185,25 @@ static int build_conn(struct tgt_listener *l, struct rdma_cm_id *id,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 	};
-	cqe = (int)(caps.max_send_wr + caps.max_recv_wr);
+	/* Receives and sends on CQs of their own, one channel for both:
+	 * the send CQ is armed only when a send completion is awaited
+	 * (rdma_poll.c, docs/rdma.md "Send completions"). */
+	cqe = (int)caps.max_recv_wr;
 	if (cqe > da.max_cqe)
 		cqe = da.max_cqe;
-	ret = rblk_rdma_cq_create(id->verbs, cqe, rc, &rc->cc, &rc->cq);
+	ret = rblk_rdma_cq_create(id->verbs, cqe, rc, &rc->cc, &rc->rcq);
+	if (!ret) {
+		cqe = (int)caps.max_send_wr;
+		if (cqe > da.max_cqe)
+			cqe = da.max_cqe;
+		ret = rblk_rdma_cq_create_on(id->verbs, cqe, rc, rc->cc, &rc->scq);
+	}
 	if (ret) {
 		rblk_err_rl(&conn_rl, "rdma: ibv_create_cq(%d): %s", cqe,
 			    strerror(-ret));
 		goto out_destroy;
 	}
-	ret = rblk_rdma_qp_create(id, rc->dev->pd, rc->cq, rc->cq, NULL, rc, &caps);
+	ret = rblk_rdma_qp_create(id, rc->dev->pd, rc->scq, rc->rcq, NULL, rc, &caps);
 	if (ret) {
 		rblk_err_rl(&conn_rl, "rdma: rdma_create_qp(depth %u): %s", depth,
 			    strerror(-ret));
@@ -239,7 +248,7 @@ out_destroy:
 		     ret ? strerror(-ret) : "out of resources");
 	reject(id, RBLK_S_NO_RESOURCES);
 	rblk_rdma_qp_destroy(id);
-	rblk_rdma_cq_destroy(rc->cc, rc->cq);
+	tgt_rdma_cqs_destroy(rc);
 	rblk_rdma_mr_dereg(rc->ctl_mr);
 	tgt_rdma_dev_put(rc->dev);
 	rblk_rdma_id_destroy(id);
@@ -415,6 +424,7 @@ const struct tgt_transport_ops tgt_transport_rdma = {
 	.send_rsp = tgt_rdma_send_rsp,
 	.send_pdu = tgt_rdma_send_pdu,
 	.resume = tgt_rdma_resume,
+	.reap = tgt_rdma_reap,
 	.shutdown = tgt_rdma_shutdown,
 	.free = tgt_rdma_free,
 	.login = tgt_rdma_login,

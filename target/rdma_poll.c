@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Target RDMA transport, reactor thread: waiting for and running
- * completions (the CQ through its completion channel, or spinning in busy
- * and adaptive mode) and the connection's CM events.  Each completion
+ * completions (the receive and send CQs through their one completion
+ * channel, or spinning in busy and adaptive mode) and the connection's CM
+ * events.  The send CQ raises events only while something waits on a
+ * send completion (docs/rdma.md, "Send completions").  Each completion
  * runs its event's done(); a failed one closes this connection only.
  * Calls rdma_teardown.c, never rdma.c (docs/rdma.md).
  */
@@ -12,6 +14,7 @@
 #include <poll.h>
 #include <stdio.h>
 
+#include "bufshare.h"
 #include "conn.h"
 #include "log.h"
 #include "rdma_int.h"
@@ -50,43 +53,98 @@ static void unsig_done(struct tgt_event *ev, int res, uint32_t flags)
 	 * called by the CQ loop for any error already. */
 }
 
-/* Polls the CQ empty, running each completion; returns how many ran. */
+/* Runs n completions of wc[]; a failed one closes the connection. */
+static void run_wcs(struct rdma_conn *rc, const struct ibv_wc *wc, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct tgt_event *ev = (struct tgt_event *)(uintptr_t)wc[i].wr_id;
+		int res = wc_res(&wc[i]);
+
+		if (res < 0 && res != -ECANCELED && !rc->failed) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "%s failed: %s",
+				 wc[i].opcode == IBV_WC_RDMA_READ ? "RDMA READ from initiator" :
+				 wc[i].opcode == IBV_WC_RDMA_WRITE ? "RDMA WRITE to initiator" :
+				 (wc[i].opcode & IBV_WC_RECV) ? "receive" : "send",
+				 rblk_rdma_wc_str(wc[i].status));
+			/* The QP is in error now: everything else
+			 * flushes; close this connection only. */
+			rc->failed = true;
+			rblk_warn("rdma: %s: %s", rc->c.peer, why);
+			ev->done(ev, res, wc[i].status);
+			tgt_conn_close(&rc->c, true, why);
+			continue;
+		}
+		ev->done(ev, res, wc[i].status);
+	}
+}
+
+/*
+ * Polls both CQs empty, running each completion; returns how many ran.
+ * Sends first: an answer's send completion frees its tag and chunk for
+ * the commands that the receives bring.
+ */
 static int handle_cq(struct rdma_conn *rc)
 {
 	struct ibv_wc wc[CQ_BATCH];
-	int n, total = 0;
+	int ns, nr, total = 0;
 
 	do {
-		n = rblk_rdma_poll(rc->cq, CQ_BATCH, wc);
-		if (n < 0) {
+		ns = rblk_rdma_poll(rc->scq, CQ_BATCH, wc);
+		if (ns > 0)
+			run_wcs(rc, wc, ns);
+		nr = ns < 0 ? 0 : rblk_rdma_poll(rc->rcq, CQ_BATCH, wc);
+		if (ns < 0 || nr < 0) {
 			tgt_rdma_fail(rc, "ibv_poll_cq failed");
 			break;
 		}
-		total += n;
-		for (int i = 0; i < n; i++) {
-			struct tgt_event *ev = (struct tgt_event *)(uintptr_t)wc[i].wr_id;
-			int res = wc_res(&wc[i]);
-
-			if (res < 0 && res != -ECANCELED && !rc->failed) {
-				char why[128];
-
-				snprintf(why, sizeof(why), "%s failed: %s",
-					 wc[i].opcode == IBV_WC_RDMA_READ ? "RDMA READ from initiator" :
-					 wc[i].opcode == IBV_WC_RDMA_WRITE ? "RDMA WRITE to initiator" :
-					 (wc[i].opcode & IBV_WC_RECV) ? "receive" : "send",
-					 rblk_rdma_wc_str(wc[i].status));
-				/* The QP is in error now: everything else
-				 * flushes; close this connection only. */
-				rc->failed = true;
-				rblk_warn("rdma: %s: %s", rc->c.peer, why);
-				ev->done(ev, res, wc[i].status);
-				tgt_conn_close(&rc->c, true, why);
-				continue;
-			}
-			ev->done(ev, res, wc[i].status);
-		}
-	} while (n == CQ_BATCH);
+		run_wcs(rc, wc, nr);
+		total += ns + nr;
+	} while (ns == CQ_BATCH || nr == CQ_BATCH);
 	return total;
+}
+
+/*
+ * Whether something waits on a send completion, so that the next one must
+ * wake the reactor: the data of a WRITE coming by RDMA READ, requests
+ * waiting for room in the send queue, a capsule held back (its tag's
+ * answer not known sent, or no chunk: chunks come back with answers),
+ * a control PDU (their slots are few), a close (the drain), or another
+ * connection of this reactor waiting for memory that answers pin.
+ * Otherwise an answer's send completion is taken on the next wakeup (the
+ * next command, at the latest the reactor's tick: tgt_rdma_reap).
+ */
+static bool sends_wanted(const struct rdma_conn *rc)
+{
+	return rc->fetches || rc->sq_wait_head || rc->pend_head ||
+	       rc->ctl_inflight || rc->closing || rc->disconnecting ||
+	       rc->failed || tgt_share_someone_waits(rc->c.r);
+}
+
+static int arm_scq(struct rdma_conn *rc)
+{
+	if (rblk_rdma_cq_arm(rc->scq) < 0) {
+		tgt_rdma_fail(rc, "cannot arm the send completion queue");
+		return -1;
+	}
+	rc->scq_armed = true;
+	return 0;
+}
+
+/*
+ * After a poll, before the reactor may sleep: arms the send CQ if a send
+ * completion is now awaited, then polls once more, since one that came
+ * before the request raises no event.  Repeats while that poll changes
+ * what is awaited.
+ */
+static void settle_sends(struct rdma_conn *rc)
+{
+	while (!rc->freeing && !rc->cq_spinning && !rc->scq_armed &&
+	       sends_wanted(rc)) {
+		if (arm_scq(rc) || handle_cq(rc) == 0)
+			break;
+	}
 }
 
 /*
@@ -108,7 +166,7 @@ static void adapt(struct rdma_conn *rc, int n)
 	}
 	if (now - rc->last_work_us < rc->poll_us)
 		return;
-	if (rblk_rdma_cq_arm(rc->cq) < 0) {
+	if (rblk_rdma_cq_arm(rc->rcq) < 0) {
 		tgt_rdma_fail(rc, "cannot arm the completion queue");
 		return;
 	}
@@ -116,7 +174,9 @@ static void adapt(struct rdma_conn *rc, int n)
 	if (handle_cq(rc) > 0) {
 		rc->last_work_us = now;
 		rc->cq_spinning = true;
+		return;
 	}
+	settle_sends(rc);
 }
 
 /* Waits for the next completions: a poll on the completion channel, or
@@ -132,33 +192,96 @@ static void arm_cq(struct rdma_conn *rc)
 	arm_poll(rc, rc->cc->fd, &rc->cq_ev, &rc->cq_armed);
 }
 
+/*
+ * Takes every pending channel event (one per armed CQ at most); returns
+ * whether one was for the receive CQ, or -1 when the channel failed.  An
+ * event for the send CQ just means it is no longer armed.
+ */
+static int take_events(struct rdma_conn *rc)
+{
+	struct ibv_cq *cq;
+	int ret, rcq_fired = 0;
+
+	while ((ret = rblk_rdma_cq_ack_event(rc->cc, &cq)) > 0) {
+		if (cq == rc->scq)
+			rc->scq_armed = false;
+		else
+			rcq_fired = 1;
+	}
+	return ret < 0 ? -1 : rcq_fired;
+}
+
 static void cq_ready(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, cq_ev);
-	int n, ret = 0;
+	int n, fired = 0;
 
 	rc->cq_armed = false;
 	if (!rc->freeing) {
-		rc->in_handler = true;
+		rc->in_handler = rc->in_poll = true;
 		tgt_conn_get(&rc->c);
-		/* Woken by the channel: take its event.  Event mode re-arms
-		 * before polling, so a completion after the poll raises a new
-		 * event; adaptive spins next and arms only before sleeping. */
+		/* Woken by the channel: take its events.  Event mode re-arms
+		 * the receive CQ before polling, so a command after the poll
+		 * raises a new event; adaptive spins next and arms only before
+		 * sleeping. */
 		if (!rc->cq_spinning)
-			ret = rc->poll == RBLK_POLL_EVENT ?
-			      rblk_rdma_cq_rearm(rc->cc, rc->cq) :
-			      rblk_rdma_cq_ack_event(rc->cc);
-		if (ret < 0)
+			fired = take_events(rc);
+		if (fired < 0 || (fired && rc->poll == RBLK_POLL_EVENT &&
+				  rblk_rdma_cq_arm(rc->rcq) < 0))
 			tgt_rdma_fail(rc, "completion channel failed");
 		n = handle_cq(rc);
 		if (rc->poll == RBLK_POLL_ADAPTIVE && !rc->freeing)
 			adapt(rc, n);
-		rc->in_handler = false;
+		else
+			settle_sends(rc);
+		rc->in_handler = rc->in_poll = false;
 		if (!rc->freeing)
 			arm_cq(rc);
 		tgt_conn_put(&rc->c);
 	}
 	tgt_rdma_maybe_destroy(rc);
+}
+
+static void reap_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct rdma_conn *rc = EV_OWNER(ev, struct rdma_conn, reap_ev);
+
+	rc->reap_queued = false;
+	if (!rc->freeing) {
+		rc->in_handler = rc->in_poll = true;
+		handle_cq(rc);
+		settle_sends(rc);
+		rc->in_handler = rc->in_poll = false;
+	}
+	tgt_conn_put(&rc->c);	/* taken by queue_reap; may free rc */
+}
+
+/* A poll of both CQs on the next turn, outside conn.c's callbacks. */
+static void queue_reap(struct rdma_conn *rc)
+{
+	if (rc->reap_queued)
+		return;
+	rc->reap_queued = true;
+	tgt_conn_get(&rc->c);
+	tgt_reactor_defer(rc->c.r, &rc->reap_ev, 0);
+}
+
+void tgt_rdma_watch_sends(struct rdma_conn *rc)
+{
+	if (rc->freeing || rc->cq_spinning || rc->scq_armed || rc->in_poll ||
+	    !sends_wanted(rc))
+		return;
+	/* Completions already in the send CQ raise no event: poll after. */
+	if (!arm_scq(rc))
+		queue_reap(rc);
+}
+
+void tgt_rdma_reap(struct tgt_conn *c)
+{
+	struct rdma_conn *rc = RC(c);
+
+	if (!rc->freeing && !rc->cq_spinning && rc->rsp_unreaped)
+		queue_reap(rc);
 }
 
 static void cm_ready(struct tgt_event *ev, int res, uint32_t flags)
@@ -206,6 +329,7 @@ void tgt_rdma_poll_init(struct rdma_conn *rc)
 	rc->unsig_ev.done = unsig_done;
 	rc->cm_ev.done = cm_ready;
 	rc->cq_ev.done = cq_ready;
+	rc->reap_ev.done = reap_done;
 }
 
 /* Reactor thread, taking the connection over: its first waits. */

@@ -144,6 +144,19 @@ void tgt_rdma_dev_put(struct rdma_dev *d)
 	free(d);
 }
 
+void tgt_rdma_cqs_destroy(struct rdma_conn *rc)
+{
+	/* ibv_destroy_cq waits until every event taken for it was acked;
+	 * the pending ones are taken (and acked) here. */
+	if (rc->cc)
+		while (rblk_rdma_cq_ack_event(rc->cc, NULL) > 0)
+			;
+	rblk_rdma_cq_destroy(NULL, rc->scq);
+	rblk_rdma_cq_destroy(rc->cc, rc->rcq);
+	rc->cc = NULL;
+	rc->scq = rc->rcq = NULL;
+}
+
 /* In the order nothing is freed while the device may still use it. */
 void tgt_rdma_conn_release(struct rdma_conn *rc)
 {
@@ -153,16 +166,12 @@ void tgt_rdma_conn_release(struct rdma_conn *rc)
 			rdma_disconnect(rc->id);
 		rblk_rdma_qp_destroy(rc->id);
 	}
-	if (rc->cc)
-		rblk_rdma_cq_rearm(rc->cc, rc->cq);	/* ack what is pending */
-	rblk_rdma_cq_destroy(rc->cc, rc->cq);
+	tgt_rdma_cqs_destroy(rc);
 	rblk_rdma_mr_dereg(rc->mem_mr);
 	rblk_rdma_mr_dereg(rc->ctl_mr);
 	tgt_rdma_dev_put(rc->dev);
 	rblk_rdma_id_destroy(rc->id);
 	rblk_rdma_channel_destroy(rc->cm_ch);
-	rc->cc = NULL;
-	rc->cq = NULL;
 	rc->mem_mr = NULL;
 	rc->ctl_mr = NULL;
 	rc->dev = NULL;

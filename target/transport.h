@@ -103,6 +103,13 @@ struct tgt_transport_ops {
 	 * INVALID_FIELD) or another -errno (refused NO_RESOURCES).
 	 */
 	int  (*login)(struct tgt_conn *c, unsigned depth);
+	/*
+	 * Optional, reactor thread: take the completions held back to save
+	 * wakeups now (RDMA: answers' send completions, docs/rdma.md "Send
+	 * completions"), so that what they free comes back.  Called on the
+	 * reactor's tick and when someone starts waiting for memory.
+	 */
+	void (*reap)(struct tgt_conn *c);
 };
 
 extern const struct tgt_transport_ops tgt_transport_tcp;
