@@ -159,10 +159,9 @@ run_case() {
 	[[ $name == ${RBLK_VM_CASES:-*} ]] || return 0
 	[ -z "${RBLK_VM_RERUN:-}" ] || [[ " $RBLK_VM_RERUN " == *" $name "* ]] || return 0
 	local log=$CASE_LOGDIR/$name.log rcf=$CASE_LOGDIR/$name.rc tof=$CASE_LOGDIR/$name.timeout
-	local ndf=$CASE_LOGDIR/$name.node-died
 	: >"$log"
 	: >"$rcf"
-	rm -f "$tof" "$ndf"
+	rm -f "$tof"
 	local trouble0 oops0=0 t0 up0 pg wd rc secs why streamer=
 	trouble0=$(_kernel_trouble_count)
 	read -r oops0 2>/dev/null </sys/kernel/oops_count
@@ -187,9 +186,11 @@ run_case() {
 	# It also ends the case at once when another node died unasked.
 	( for ((i = 0; i < tmo; i++)); do
 		sleep 1
-		_node_died && { echo "$_dead" >"$ndf"; break; }
+		_node_died && break
 	  done
-	  [ -e "$ndf" ] || : >"$tof"
+	  # The host's mark stays until the next boot: the runner reads it
+	  # again after the case.
+	  _node_died || : >"$tof"
 	  kill -TERM -- "-$pg"; sleep 5; kill -KILL -- "-$pg" ) >/dev/null 2>&1 &
 	wd=$!
 	set +m
@@ -207,8 +208,7 @@ run_case() {
 	secs=$(( ($(_usecs) - t0) / 100000 ))
 	secs=$((secs / 10)).$((secs % 10))
 	_case_show "$log"
-	[ -e "$ndf" ] || ! _node_died || echo "$_dead" >"$ndf"
-	[ ! -e "$ndf" ] || _case_node_died "$name" "$ndf"
+	! _node_died || _case_node_died "$name" "$_dead"
 	why=${_last#SKIP: }
 	why=${why#FAIL: }
 	why=${why:0:200}
@@ -264,9 +264,8 @@ _node_died() {
 # with status 125, as if the client itself had died, so that the host
 # runs this case and the rest once more in new guests; the crash is
 # printed here, where the host looks for it.
-_case_node_died() {	# name node-died-file
-	local mark node
-	read -r mark <"$2"
+_case_node_died() {	# name mark-file
+	local mark=$2 node
 	node=${mark%/dead}
 	node=${node##*/}
 	[ "$node" = chan ] && node=target
