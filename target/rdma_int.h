@@ -104,7 +104,7 @@ struct rdma_conn {
 	/*
 	 * Two CQs on one completion channel (docs/rdma.md, "Send
 	 * completions"): receives wake the reactor whenever it sleeps;
-	 * sends only while something waits on one (tgt_rdma_sends_wanted),
+	 * sends only while something waits on one (sends_wanted, rdma_poll.c),
 	 * else they are taken on the next wakeup.  That saves a wakeup per
 	 * I/O: the answer's send completion.
 	 */
