@@ -68,13 +68,22 @@ allow_any_host = yes
 CONF
 }
 
-# start_tgt CONF: rblk-target in the background (TPID), log in tgt.log;
-# waits until both listeners are up.
+# start_tgt CONF: rblk-target in the background (TPID), log appended to
+# tgt.log; waits until this start listens on both links.  The log may
+# hold an earlier start's lines (a restart), which must not count.
 start_tgt() {
+	local from=1
+	[ -f "$CASE_TMP/tgt.log" ] && from=$(($(wc -l <"$CASE_TMP/tgt.log") + 1))
 	"$TGT" --config "$1" >>"$CASE_TMP/tgt.log" 2>&1 &
 	TPID=$!
-	wait_until 20 grep -q "listening on rdma" "$CASE_TMP/tgt.log" ||
+	wait_until 20 listening_since "$from" ||
 		{ cat "$CASE_TMP/tgt.log"; fail "target did not listen on rdma"; }
+}
+
+# listening_since LINE: tgt.log from LINE on says the RDMA listener is up
+# (the TCP one is started before it).
+listening_since() {
+	tail -n +"$1" "$CASE_TMP/tgt.log" | grep -q "listening on rdma"
 }
 
 # stop_tgt: SIGTERM; the target must exit 0 within 10 s.
