@@ -188,6 +188,13 @@ static inline bool tgt_conn_quiet(const struct tgt_conn *c)
 void tgt_conn_get(struct tgt_conn *c);
 /* Drops a reference; the last one unlinks c and calls ops->free(c). */
 void tgt_conn_put(struct tgt_conn *c);
+/*
+ * Queues ev to run on the next reactor turn, never from inside the caller
+ * (conn.c's callbacks must not be re-entered), unless *queued says it
+ * already waits.  Holds a reference meanwhile: ev->done clears *queued and
+ * ends with tgt_conn_put(c).
+ */
+void tgt_conn_defer_once(struct tgt_conn *c, struct tgt_event *ev, bool *queued);
 
 /* Reactor stop hooks (server.c wires them into tgt_reactor_params). */
 void tgt_conns_stop(struct tgt_reactor *r, bool force);

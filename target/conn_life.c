@@ -18,6 +18,15 @@ void tgt_conn_get(struct tgt_conn *c)
 	c->refs++;
 }
 
+void tgt_conn_defer_once(struct tgt_conn *c, struct tgt_event *ev, bool *queued)
+{
+	if (*queued)
+		return;
+	*queued = true;
+	tgt_conn_get(c);
+	tgt_reactor_defer(c->r, ev, 0);
+}
+
 void tgt_conn_put(struct tgt_conn *c)
 {
 	struct tgt_conn **pp;

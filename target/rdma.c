@@ -230,13 +230,7 @@ void tgt_rdma_resume(struct tgt_conn *c)
 {
 	struct rdma_conn *rc = RC(c);
 
-	if (rc->resume_queued)
-		return;
-	/* Never re-enter conn.c from its own callback: next loop turn. */
-	rc->resume_queued = true;
-	tgt_conn_get(c);
-	rc->resume_ev.done = resume_done;
-	tgt_reactor_defer(c->r, &rc->resume_ev, 0);
+	tgt_conn_defer_once(c, &rc->resume_ev, &rc->resume_queued);
 }
 
 /* ---- send queue budget ------------------------------------------------------ */
@@ -369,11 +363,7 @@ static int queue_wrs(struct rdma_conn *rc, uint16_t tag,
 	else
 		rc->post_head = &t->wr[0];
 	rc->post_tail = &t->wr[n - 1];
-	if (!rc->post_queued) {
-		rc->post_queued = true;
-		tgt_conn_get(&rc->c);
-		tgt_reactor_defer(rc->c.r, &rc->post_ev, 0);
-	}
+	tgt_conn_defer_once(&rc->c, &rc->post_ev, &rc->post_queued);
 	return 0;
 }
 
@@ -661,6 +651,7 @@ int tgt_rdma_conn_prepare(struct rdma_conn *rc)
 	tgt_rdma_poll_init(rc);
 	tgt_rdma_teardown_init(rc);
 	rc->post_ev.done = post_flush_done;
+	rc->resume_ev.done = resume_done;
 	p = rc->ctl_mem;
 	for (unsigned i = 0; i < CTL_SLOTS; i++) {
 		rc->ctl[i].ev.done = ctl_sent;

@@ -259,11 +259,7 @@ static void reap_done(struct tgt_event *ev, int res, uint32_t flags)
 /* A poll of both CQs on the next turn, outside conn.c's callbacks. */
 static void queue_reap(struct rdma_conn *rc)
 {
-	if (rc->reap_queued)
-		return;
-	rc->reap_queued = true;
-	tgt_conn_get(&rc->c);
-	tgt_reactor_defer(rc->c.r, &rc->reap_ev, 0);
+	tgt_conn_defer_once(&rc->c, &rc->reap_ev, &rc->reap_queued);
 }
 
 void tgt_rdma_watch_sends(struct rdma_conn *rc)

@@ -619,11 +619,7 @@ static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
 /* Parse again on the next loop turn (never re-entrantly from conn.c). */
 static void kick(struct tcp_conn *tc)
 {
-	if (tc->kick_busy)
-		return;
-	tc->kick_busy = true;
-	tgt_conn_get(&tc->c);
-	tgt_reactor_defer(tc->c.r, &tc->kick_ev, 0);
+	tgt_conn_defer_once(&tc->c, &tc->kick_ev, &tc->kick_busy);
 }
 
 static int tcp_fetch_data(struct tgt_req *req)
