@@ -172,12 +172,16 @@ peer_down() {	# NAME
 }
 
 # ---- one point ---------------------------------------------------------------------
-# Busy time of all CPUs (clock ticks) and the voluntary + nonvoluntary
-# context switches of all threads of some processes.  The same text runs on
-# both nodes (here and through tnode).
+# Busy time of all CPUs (clock ticks), the voluntary + nonvoluntary
+# context switches of all threads of some processes, and those of the
+# whole node (/proc/stat ctxt: every task, kernel threads too, so the
+# kernel peers' nvmet, rxe and block work counts as rblk's does).  The
+# same text runs on both nodes (here and through tnode).  sample prints
+# "busy_ticks process_ctxsw window_ms node_ctxsw".
 SAMPLER='busy() { awk "/^cpu / { print \$2 + \$3 + \$4 + \$7 + \$8 }" /proc/stat; }
+node_ctx() { awk "/^ctxt / { print \$2 }" /proc/stat; }
 ctx() { local p n=0; for p; do n=$((n + $(cat /proc/$p/task/*/status 2>/dev/null | awk "/ctxt_switches/ { s += \$2 } END { print s + 0 }"))); done; echo $n; }
-sample() { local b0 c0 t0 t1; b0=$(busy); c0=$(ctx $PIDS); t0=${EPOCHREALTIME/./}; sleep "$1"; t1=${EPOCHREALTIME/./}; echo $(( $(busy) - b0 )) $(( $(ctx $PIDS) - c0 )) $(( (t1 - t0) / 1000 )); }'
+sample() { local b0 c0 n0 t0 t1; b0=$(busy); c0=$(ctx $PIDS); n0=$(node_ctx); t0=${EPOCHREALTIME/./}; sleep "$1"; t1=${EPOCHREALTIME/./}; echo $(( $(busy) - b0 )) $(( $(ctx $PIDS) - c0 )) $(( (t1 - t0) / 1000 )) $(( $(node_ctx) - n0 )); }'
 eval "$SAMPLER"
 HZ=$(getconf CLK_TCK)
 # The window: fio's steady state (skip 2 s of start, stop 1 s before its end).
@@ -185,7 +189,8 @@ WIN=$((RT - 3)); [ "$WIN" -ge 1 ] || WIN=1
 
 # point PEER LINK TAG SIDE FIO-ARGS...: appends one line to points.tsv:
 # peer link workload repeat iops mbs p50us p99us tgt_cpu_us_per_io
-# cli_cpu_us_per_io tgt_ctxsw_per_io cli_ctxsw_per_io (nan where not measured)
+# cli_cpu_us_per_io tgt_ctxsw_per_io cli_ctxsw_per_io (rblk's processes;
+# nan for the kernel) tgt_node_ctxsw_per_io cli_node_ctxsw_per_io
 point() {
 	local peer=$1 link=$2 tag=$3 side=$4 json fpid tgt cli
 	shift 4
@@ -219,7 +224,8 @@ sample $WIN" >"$W/tgt.sample" &
 		  $d.lat_ns.percentile["50.000000"] / 1000, $d.lat_ns.percentile["99.000000"] / 1000,
 		  per($t[0] * 1e6 / $hz; $t), per($c[0] * 1e6 / $hz; $c),
 		  (if $kind == 1 then per($t[1]; $t) else "nan" end),
-		  (if $kind == 1 then per($c[1]; $c) else "nan" end)
+		  (if $kind == 1 then per($c[1]; $c) else "nan" end),
+		  per($t[3]; $t), per($c[3]; $c)
 		] | map(tostring) | join("\t")' "$json" >>"$S/points.tsv"
 	say "  $(tail -n 1 "$S/points.tsv")"
 }
