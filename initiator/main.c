@@ -488,7 +488,7 @@ static int recover_device(struct ini_dev *d, int *nothing)
 		return ret;
 	}
 	ret = ini_ublk_build_params(&d->vi, info->max_io_buf_bytes, &p);
-	if (ret || p.basic.dev_sectors != kp.basic.dev_sectors ||
+	if (ret || p.basic.dev_sectors < kp.basic.dev_sectors ||
 	    p.basic.logical_bs_shift != kp.basic.logical_bs_shift) {
 		report(d, "ERR volume %s is now %llu bytes, block %u: /dev/ublkb%u was made for %llu bytes, block %u (detach and attach again)",
 		       d->o.volume, (unsigned long long)d->vi.size, d->vi.block_size, id,
@@ -496,6 +496,12 @@ static int recover_device(struct ini_dev *d, int *nothing)
 		       1u << kp.basic.logical_bs_shift);
 		return -EINVAL;
 	}
+	/*
+	 * A volume that grew meanwhile still holds every sector the device
+	 * addresses: recover at the device's size, and let follow_size grow
+	 * it once serving, as for a resize while attached.
+	 */
+	d->vi.size = kp.basic.dev_sectors << 9;
 	fill_state(d, "recovering");
 	ini_state_write(&d->st);
 	ret = ini_recover_start(d->ctrl, id, INI_RECOVER_START_MS);

@@ -855,6 +855,12 @@ case_volume_deleted() {
 # (6.12) the device keeps its size, the initiator's log says why, and a
 # new attach has the new size.  I/O under way goes on either way.
 dev_size_is() { [ "$(blockdev --getsize64 "$1")" = "$2" ]; }
+# ublk_features: sets feat to the GET_FEATURES mask an initiator logged (0x...).
+ublk_features() {
+	feat=$(grep -ho "ublk features 0x[0-9a-f]*" /run/rblk/rblk-initiator.*.log | head -n 1)
+	[ -n "$feat" ] || { show_logs; fail "the initiator did not log the kernel's ublk features"; }
+	feat=${feat##* }
+}
 case_live_resize() {
 	local feat fpid
 	case_setup
@@ -862,9 +868,7 @@ case_live_resize() {
 	start_tgt 64M
 	attach --queues 2
 	dev_size_is "$DEV" $((64 << 20)) || fail "$DEV is $(blockdev --getsize64 "$DEV") bytes, not 64 MiB"
-	feat=$(grep -ho "ublk features 0x[0-9a-f]*" /run/rblk/rblk-initiator.*.log | head -n 1)
-	feat=${feat##* }
-	[ -n "$feat" ] || { show_logs; fail "the initiator did not log the kernel's ublk features"; }
+	ublk_features
 	timeout 120 fio --name=busy --filename="$DEV" --direct=1 --ioengine=libaio --rw=randwrite \
 		--bs=4k --iodepth=8 --size=32M --rate=4m --verify=crc32c --verify_fatal=1 \
 		--verify_state_save=0 --output=busy.out &
@@ -895,6 +899,45 @@ case_live_resize() {
 	detach "$DEV"
 }
 
+# The volume grows while the device has no server (--recovery manual,
+# server killed): rblkctl recover must still take the device over, at
+# the size it has, which then grows as after a live resize where the
+# kernel can (UPDATE_SIZE) and says why not where it cannot.  What was
+# written before the death reads back.
+case_recovery_grown() {
+	local feat pid out rc
+	case_setup
+	need_cmd fio jq
+	start_tgt 64M
+	attach --queues 2 --recovery manual --reconnect-delay 1
+	ublk_features
+	dmesg -C	# earlier cases' I/O errors (volume-deleted) are not this one's
+	fio_verify "$DEV" before --ioengine=libaio --rw=write --bs=64k --iodepth=8 --size=16M \
+		--do_verify=0
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	kill -9 "$pid"
+	"$CTL" --socket "$CASE_TMP/target.sock" volume resize vol0 --size 128M || fail "volume resize failed"
+	out=$(timeout 90 "$CTL" recover "$DEV" 2>&1); rc=$?
+	echo "recover after the volume grew -> rc $rc: $out"
+	[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl recover failed after the volume grew: rc $rc"; }
+	if (( feat & (1 << 10) )); then
+		wait_until 10 dev_size_is "$DEV" $((128 << 20)) ||
+			{ show_logs; fail "$DEV stayed at $(blockdev --getsize64 "$DEV") bytes after recovery with UPDATE_SIZE ($feat)"; }
+		log "recovered $DEV, then it grew to 128 MiB (ublk features $feat)"
+	else
+		nap 3
+		dev_size_is "$DEV" $((64 << 20)) || fail "$DEV changed size without UPDATE_SIZE ($feat)"
+		grep -q "cannot resize a live device" /run/rblk/rblk-initiator.*.log ||
+			{ show_logs; fail "the recovered initiator did not say why $DEV kept its size"; }
+		log "recovered $DEV at 64 MiB; no UPDATE_SIZE (ublk features $feat), the log says why"
+	fi
+	fio_verify "$DEV" before --ioengine=libaio --rw=write --bs=64k --iodepth=8 --size=16M \
+		--verify_only
+	kernel_io_errors
+	detach "$DEV"
+	no_leftovers
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -920,4 +963,5 @@ run_case -t 180 recovery-foreground case_recovery_foreground
 run_case -t 120 recovery-detach-quiesced case_recovery_detach_quiesced
 run_case -t 180 volume-deleted case_volume_deleted
 run_case -t 240 live-resize case_live_resize
+run_case -t 180 recovery-grown case_recovery_grown
 cases_done
