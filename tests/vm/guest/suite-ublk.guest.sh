@@ -861,6 +861,24 @@ ublk_features() {
 	[ -n "$feat" ] || { show_logs; fail "the initiator did not log the kernel's ublk features"; }
 	feat=${feat##* }
 }
+# follows_growth WHEN: the volume grew from 64 to 128 MiB; $DEV must grow
+# to 128 MiB where the kernel has UPDATE_SIZE (bit 10 of $feat), and keep
+# 64 MiB, with the initiator's log saying why, where it has not.  Returns
+# 0 when $DEV grew, 1 when it rightly kept its size.
+follows_growth() {
+	if (( feat & (1 << 10) )); then
+		wait_until 10 dev_size_is "$DEV" $((128 << 20)) ||
+			{ show_logs; fail "$DEV stayed at $(blockdev --getsize64 "$DEV") bytes $1 with UPDATE_SIZE ($feat)"; }
+		log "$DEV grew to 128 MiB $1 (ublk features $feat)"
+		return 0
+	fi
+	nap 3
+	dev_size_is "$DEV" $((64 << 20)) || fail "$DEV changed size $1 without UPDATE_SIZE ($feat)"
+	grep -q "cannot resize a live device" /run/rblk/rblk-initiator.*.log ||
+		{ show_logs; fail "the initiator did not say why $DEV kept its size $1"; }
+	log "no UPDATE_SIZE (ublk features $feat): $DEV kept 64 MiB $1 and the log says why"
+	return 1
+}
 case_live_resize() {
 	local feat fpid
 	case_setup
@@ -875,19 +893,10 @@ case_live_resize() {
 	fpid=$!
 	nap 2
 	"$CTL" --socket "$CASE_TMP/target.sock" volume resize vol0 --size 128M || fail "volume resize failed"
-	if (( feat & (1 << 10) )); then
-		wait_until 10 dev_size_is "$DEV" $((128 << 20)) ||
-			{ show_logs; fail "$DEV stayed at $(blockdev --getsize64 "$DEV") bytes with UPDATE_SIZE ($feat)"; }
-		log "$DEV grew to 128 MiB live (ublk features $feat)"
+	if follows_growth live; then
 		grep -h "grew from" /run/rblk/rblk-initiator.*.log | cut -c1-200
 		fio_verify "$DEV" new-blocks --ioengine=libaio --rw=write --bs=64k --iodepth=8 \
 			--offset=96M --size=32M
-	else
-		nap 3
-		dev_size_is "$DEV" $((64 << 20)) || fail "$DEV changed size without UPDATE_SIZE ($feat)"
-		grep -q "cannot resize a live device" /run/rblk/rblk-initiator.*.log ||
-			{ show_logs; fail "the initiator did not say why $DEV kept its size"; }
-		log "no UPDATE_SIZE (ublk features $feat): $DEV kept 64 MiB and the log says why"
 	fi
 	wait "$fpid" || { cat busy.out; fail "fio verify across the resize failed"; }
 	grep -q "err= 0" busy.out || { cat busy.out; fail "fio across the resize reported errors"; }
@@ -920,17 +929,7 @@ case_recovery_grown() {
 	out=$(timeout 90 "$CTL" recover "$DEV" 2>&1); rc=$?
 	echo "recover after the volume grew -> rc $rc: $out"
 	[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl recover failed after the volume grew: rc $rc"; }
-	if (( feat & (1 << 10) )); then
-		wait_until 10 dev_size_is "$DEV" $((128 << 20)) ||
-			{ show_logs; fail "$DEV stayed at $(blockdev --getsize64 "$DEV") bytes after recovery with UPDATE_SIZE ($feat)"; }
-		log "recovered $DEV, then it grew to 128 MiB (ublk features $feat)"
-	else
-		nap 3
-		dev_size_is "$DEV" $((64 << 20)) || fail "$DEV changed size without UPDATE_SIZE ($feat)"
-		grep -q "cannot resize a live device" /run/rblk/rblk-initiator.*.log ||
-			{ show_logs; fail "the recovered initiator did not say why $DEV kept its size"; }
-		log "recovered $DEV at 64 MiB; no UPDATE_SIZE (ublk features $feat), the log says why"
-	fi
+	follows_growth "after recovery" || true
 	fio_verify "$DEV" before --ioengine=libaio --rw=write --bs=64k --iodepth=8 --size=16M \
 		--verify_only
 	kernel_io_errors
