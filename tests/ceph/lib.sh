@@ -57,6 +57,7 @@ osd_start() { ceph-osd -c "$CEPH_CONF" -i 0 >>"$CEPH_DIR/log/osd.0.out" 2>&1; }
 # ceph_test_prelude: what an integration test of the rbd backend needs
 # (the target, the fio engine, rblkctl, python3, a target built with
 # librbd), then a private cluster (ceph_up -b -s 2048).  Skips otherwise.
+# RBLK_CASES='discard admin' then runs only these cases (a glob per word).
 ceph_test_prelude() {
 	require_target
 	require_fio_engine
@@ -64,5 +65,15 @@ ceph_test_prelude() {
 	require_python3
 	grep -qa 'rbd image %s/%s' "$TARGET_BIN" ||
 		skip "rblk-target built without the rbd backend (librbd-dev missing)"
+	if [ -n "${RBLK_CASES:-}" ]; then
+		eval "_run_case_all() $(declare -f run_case | tail -n +2)"
+		run_case() {
+			local c
+			for c in $RBLK_CASES; do
+				# shellcheck disable=SC2053
+				[[ $1 == $c ]] && { _run_case_all "$@"; return; }
+			done
+		}
+	fi
 	ceph_up -b -s 2048
 }

@@ -35,17 +35,6 @@
 . "$RBLK_ROOT/tests/ceph/lib.sh"
 ceph_test_prelude
 RUN_CASE_TAIL=40
-# RBLK_CASES='discard admin': only these cases (a glob per word).
-if [ -n "${RBLK_CASES:-}" ]; then
-	eval "_run_case_all() $(declare -f run_case | tail -n +2)"
-	run_case() {
-		local c
-		for c in $RBLK_CASES; do
-			# shellcheck disable=SC2053
-			[[ $1 == $c ]] && { _run_case_all "$@"; return; }
-		done
-	}
-fi
 
 rbd_conf_lines() {	# POOL IMAGE [KEYRING] [CONF]: an rbd volume's keys
 	cat <<CONF
