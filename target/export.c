@@ -270,8 +270,13 @@ void tgt_export_secret_changed_locked(struct tgt_export *e)
 void tgt_export_link_locked(struct tgt_export *e)
 {
 	struct tgt_export **tail;
+	uint64_t grown;
 
 	tgt_export_secret_changed_locked(e);
+	/* The store may have grown since export_new read its size (an rbd
+	 * image's update watch, tgt_export_grow_volume). */
+	if (e->vol && (grown = __atomic_load_n(&e->vol->size, __ATOMIC_ACQUIRE)) > e->size)
+		__atomic_store_n(&e->size, grown, __ATOMIC_RELEASE);
 	for (tail = &reg_head; *tail; tail = &(*tail)->next)
 		;
 	e->next = NULL;
@@ -744,6 +749,20 @@ int tgt_export_set_size(const char *name, uint64_t size)
 	__atomic_store_n(&e->size, size, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&reg_lock);
 	return 0;
+}
+
+void tgt_export_grow_volume(struct tgt_volume *vol, uint64_t size)
+{
+	/* Before the lock: an export linked after this sees the new size
+	 * (tgt_export_link_locked), one linked before is found below. */
+	if (size <= __atomic_load_n(&vol->size, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&vol->size, size, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&reg_lock);
+	for (struct tgt_export *e = reg_head; e; e = e->next)
+		if (e->vol == vol && size > e->size)
+			__atomic_store_n(&e->size, size, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&reg_lock);
 }
 
 void tgt_export_stats(const struct tgt_export *e, struct tgt_io_stats *out)

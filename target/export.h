@@ -246,6 +246,13 @@ int tgt_export_set_hosts(const char *name, char *const *hosts, unsigned n,
 int tgt_export_set_secret(const char *name, const struct rblk_secret *secret);
 /* Publishes a larger size (the store was grown first).  0 or -ENOENT. */
 int tgt_export_set_size(const char *name, uint64_t size);
+/*
+ * vol's store grew by itself (an rbd image resized elsewhere): vol and
+ * the export that serves it take size if it is larger, and its sessions
+ * hear of it at the next tick.  Never shrinks.  Any thread, lock NOT
+ * held.
+ */
+void tgt_export_grow_volume(struct tgt_volume *vol, uint64_t size);
 
 /*
  * A change set, made in one step under the registry lock (config reload):

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "log.h"
 
 /* How long closing waits for requests still at the cluster, and for the
@@ -110,9 +111,39 @@ int tgt_rbd_close_image(rbd_image_t image, bool *stuck)
 }
 
 /*
+ * An rbd_ha image is one volume served by every target of its set, and
+ * they must all grant the same size: a queue that learned a larger one
+ * from the target it used refuses a path that grants less, so a failover
+ * after `volume resize` on one target would find no path.  A growth of
+ * such an image is therefore the set's own, whoever made it (a resize
+ * through another target, or rbd resize): the export takes it live and
+ * its sessions hear of it at the next tick, as after volume resize here.
+ * A shrink is never followed.  True when size was taken.
+ */
+static bool ha_take_growth(struct rbd_vol *rv, uint64_t size)
+{
+	uint64_t blocks = size & ~(uint64_t)511;
+	uint64_t ours = __atomic_load_n(&rv->expected_size, __ATOMIC_SEQ_CST);
+
+	if (!rv->ha)
+		return false;
+	do {
+		if (blocks <= ours)
+			return false;
+	} while (!__atomic_compare_exchange_n(&rv->expected_size, &ours, blocks,
+					      false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+	tgt_export_grow_volume(rv->vol, blocks);
+	rblk_info("volume %s: image %s/%s grew to %" PRIu64 " bytes: exporting it all (rbd_ha: the targets of the set grant one size)",
+		  rv->name, rv->pool, rv->image_name, size);
+	return true;
+}
+
+/*
  * librbd's thread, when the image header changed (a resize, a snapshot, a
- * lock).  Only a size that rblk did not set is news: logged once per new
- * size and counted for volume show.  The export keeps its size (clients
+ * lock).  Only a size that rblk did not set is news.  An rbd_ha image's
+ * growth is taken (ha_take_growth).  Else it is logged once per new size
+ * and counted for volume show, and the export keeps its size (clients
  * were told it at LOGIN): a grown image is exported in full after a
  * restart; a shrunk one fails I/O past its new end, as a shrunk disk
  * would.
@@ -126,7 +157,7 @@ static void watch_cb(void *arg)
 		return;
 	prev = __atomic_exchange_n(&rv->image_size, size, __ATOMIC_SEQ_CST);
 	ours = __atomic_load_n(&rv->expected_size, __ATOMIC_SEQ_CST);
-	if (size == prev || size == ours)
+	if (size == prev || size == ours || ha_take_growth(rv, size))
 		return;
 	__atomic_add_fetch(&rv->resized_outside, 1, __ATOMIC_SEQ_CST);
 	rblk_warn("volume %s: image %s/%s was resized outside rblk, to %" PRIu64
@@ -299,7 +330,11 @@ int tgt_rbd_reattach(struct rbd_vol *rv, char *err, size_t errlen)
 		return ret;
 	}
 	ret = tgt_rbd_attach(rv, &rv->cfg, &size, &stuck, err, errlen);
-	if (ret && stuck)
-		return ret;	/* librbd keeps the open in progress */
-	return ret;
+	if (ret)
+		return ret;	/* when stuck, librbd keeps the open in progress */
+	/* The image may have grown while this handle was fenced: its watch
+	 * had gone with the blocklist. */
+	__atomic_store_n(&rv->image_size, size, __ATOMIC_SEQ_CST);
+	ha_take_growth(rv, size);
+	return 0;
 }

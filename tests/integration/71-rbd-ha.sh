@@ -35,6 +35,11 @@
 #    shutdown: a rough bound; the heap is the leak check);
 #  - path-order: a path list with a transport per path is parsed and
 #    used in order (tcp: prefix), the first path down at the start;
+#  - resized-failover: the volume grown with volume resize through A
+#    under the job (A made the image, B did not): B's export follows the
+#    image's growth live (not "resized outside rblk"), so after A's kill
+#    -9 the job, whose queue learned the larger size from A, goes on
+#    through B with no error and every block verifies;
 #  - abandoned-answered: writes stuck at a fenced handle's librbd (a
 #    test preload holds them, as Ceph 16.2.11 does) are answered
 #    SHUTTING_DOWN when the target abandons that handle, and their
@@ -44,7 +49,8 @@
 ceph_test_prelude
 RUN_CASE_TAIL=40
 
-# target_conf NAME PORT IMAGE: $T/NAME.conf, volume vol0 on IMAGE, rbd_ha.
+# target_conf NAME PORT IMAGE [LINE]: $T/NAME.conf, volume vol0 on IMAGE,
+# rbd_ha, and LINE in the volume's section.
 target_conf() {
 	cat >"$T/$1.conf" <<CONF
 [target]
@@ -62,15 +68,17 @@ ceph_client_id = rblk
 ceph_keyring = $CEPH_RBLK_KEYRING
 rbd_ha = yes
 allow_any_host = yes
+${4:-}
 CONF
 }
 
-# start_ab IMAGE [IMAGE_B]: targets A and B (A_PID, B_PID on PA, PB).
+# start_ab IMAGE [IMAGE_B [A_LINE]]: targets A and B (A_PID, B_PID on PA,
+# PB); A_LINE goes into A's volume section.
 start_ab() {
 	local img=$1 imgb=${2:-$1}
 	PA=$(free_port) && PB=$(free_port) || fail "no free port"
 	[ "$PA" != "$PB" ] || PB=$((PA + 1))
-	target_conf a "$PA" "$img"
+	target_conf a "$PA" "$img" "${3:-}"
 	target_conf b "$PB" "$imgb"
 	PORT=$PA start_target "$T/a.conf"; A_PID=$TARGET_PID
 	PORT=$PB start_target "$T/b.conf"; B_PID=$TARGET_PID
@@ -129,6 +137,35 @@ case_failover_kill9() {
 		{ echo "no failover line from the engine"; return 1; }
 	[ "$(ha b takeovers)" -ge 1 ] || { echo "B counted no takeover"; return 1; }
 	echo "note: B held the lock $((t1 - t0)) ms after A's kill -9 (keep_alive_tmo 2 s)"
+	TARGET_PID=$B_PID stop_target TERM
+}
+
+case_resized_failover() {
+	local want=$((128 << 20)) got
+	rbd_admin create --size 64M "$CEPH_POOL/rs" || return 1
+	# A as volume create --rbd records the target that made the image:
+	# only that one may resize it.
+	start_ab rs rs "rbd_created = yes"
+	start_fio rs "127.0.0.1:$PA,127.0.0.1:$PB" "${FIO_ARGS[@]}" || return 1
+	ctl "$T/a.conf" volume resize vol0 --size 128M >/dev/null || return 1
+	for _ in $(seq 100); do
+		got=$(ctl "$T/b.conf" volume show vol0 --json | jget "d['volume']['size']")
+		[ "$got" = "$want" ] && break
+		sleep 0.1
+	done
+	[ "$got" = "$want" ] || { echo "B still exports $got bytes, A $want"; return 1; }
+	# Both targets log to one file; A resized, so only B hears news.
+	grep -q 'volume vol0: image .*/rs grew to 134217728 bytes: exporting it all' "$T/target.log" ||
+		{ echo "B did not say it took the growth"; return 1; }
+	! grep -q '/rs was resized outside rblk' "$T/target.log" ||
+		{ echo "B calls the set's own resize an outside one"; return 1; }
+	# The job's queue learns the size from A's next tick (about 1 s).
+	sleep 2.5
+	kill -KILL "$A_PID"
+	wait "$A_PID" 2>/dev/null
+	fio_wait_ok rs 49152 || return 1
+	grep -q 'failover from path 1' "$T/rs.out" ||
+		{ echo "no failover line from the engine"; return 1; }
 	TARGET_PID=$B_PID stop_target TERM
 }
 
@@ -441,6 +478,7 @@ run_case lock-lost-unfenced case_lock_lost_unfenced
 run_case uuid case_uuid
 run_case failover-memory case_failover_memory
 run_case path-order case_path_order
+run_case resized-failover case_resized_failover
 run_case abandoned-answered case_abandoned_answered
 target_log_clean
 exit $((nfail > 0))
