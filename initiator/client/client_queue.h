@@ -144,8 +144,8 @@ void rblk_path_set(struct rblk_queue *q, unsigned idx, enum rblk_path_state s,
 /* Moves q->cur on to the next path that may reach the volume (skipping
  * OTHER_VOLUME ones); false when there is none but the current one. */
 bool rblk_paths_next(struct rblk_queue *q);
-/* Whether every path reaches another volume. */
-bool rblk_paths_all_wrong(const struct rblk_queue *q);
+/* The paths not known to reach another volume (0: every one does). */
+unsigned rblk_paths_usable(const struct rblk_queue *q);
 
 /* ---- reconnect.c ------------------------------------------------------- */
 

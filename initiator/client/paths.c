@@ -146,12 +146,13 @@ bool rblk_paths_next(struct rblk_queue *q)
 	return false;
 }
 
-bool rblk_paths_all_wrong(const struct rblk_queue *q)
+unsigned rblk_paths_usable(const struct rblk_queue *q)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < q->npaths; i++)
-		if (q->paths[i].state != RBLK_PATH_OTHER_VOLUME)
-			return false;
-	return true;
+		n += q->paths[i].state != RBLK_PATH_OTHER_VOLUME;
+	return n;
 }
 
 unsigned rblk_queue_paths(const struct rblk_queue *q, struct rblk_path_status *out,

@@ -199,9 +199,10 @@ static void note_sent(struct rblk_queue *q, uint32_t tag)
 
 /* Attempts left in a ctrl_loss_tmo period, for the log line (the
  * schedule is known; failed attempts take time too, so it is an upper
- * bound). */
+ * bound).  Each round tries every usable path, the next one at once. */
 static void fmt_max(const struct rblk_queue *q, char *buf, size_t len)
 {
+	unsigned usable;
 	long n;
 	int fast_ms;
 
@@ -213,6 +214,8 @@ static void fmt_max(const struct rblk_queue *q, char *buf, size_t len)
 	if (fast_ms > q->loss_ms)
 		fast_ms = q->loss_ms;
 	n = 1 + fast_ms / FAST_RETRY_MS + (q->loss_ms - fast_ms) / q->delay_ms;
+	usable = rblk_paths_usable(q);
+	n *= usable ? usable : 1;
 	snprintf(buf, len, "%ld", n);
 }
 
@@ -456,7 +459,7 @@ static bool final_refusal(struct rblk_queue *q, int ret, const char *err)
 		rblk_rc_fail(q, ret, "stopped by the caller while reconnecting");
 		return true;
 	}
-	if (ret == -EMEDIUMTYPE && rblk_paths_all_wrong(q)) {
+	if (ret == -EMEDIUMTYPE && !rblk_paths_usable(q)) {
 		rblk_rc_fail(q, ret, err);
 		return true;
 	}

@@ -850,6 +850,67 @@ static void test_stop_live(void **state)
 	fake_stop(f);
 }
 
+/*
+ * The reconnect log line's "attempt N of M": M bounds N over a whole
+ * ctrl_loss_tmo with two paths, both refused.  Each round tries every
+ * path, so M counts them (it once counted rounds only: attempt 181 of 91
+ * in a failover test).  The lines are read back from stderr.
+ */
+static void test_attempts_within_logged_bound(void **state)
+{
+	struct fake *f = fake_start();
+	uint16_t closed = 0;
+	char closed_port[16], line[512];
+	struct rblk_client_path alt = { .host = "127.0.0.1", .port = closed_port };
+	struct rblk_client_opts o = { .reconnect_delay_ms = 200,
+				      .ctrl_loss_tmo_ms = 1500,
+				      .alt_paths = &alt, .n_alt_paths = 1 };
+	struct rblk_queue *q;
+	char tmpl[] = "/tmp/rblk-reconnect-log.XXXXXX";
+	int fd = mkstemp(tmpl), saved = dup(STDERR_FILENO), level = rblk_log_level;
+	unsigned n = 0, worst = 0, bound = 0;
+	FILE *log;
+
+	assert_true(fd >= 0 && saved >= 0);
+	close(listen_on(&closed));	/* nothing listens there now */
+	snprintf(closed_port, sizeof(closed_port), "%u", closed);
+	q = open_q(f, &o);
+	fake_listen(f, 0);
+	/* No assert while stderr is the file: cmocka reports there. */
+	dup2(fd, STDERR_FILENO);
+	rblk_log_level = RBLK_LOG_WARN;
+	atomic_store(&f->kick, 1);
+	for (int64_t t0 = rblk_now_ms(); rblk_now_ms() - t0 < 5000 &&
+	     qstate(q) != RBLK_QUEUE_FAILED;)
+		rblk_queue_reap(q, (struct rblk_io *[DEPTH]){ 0 }, 0, 0, 20);
+	rblk_log_level = level;
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	assert_int_equal(qstate(q), RBLK_QUEUE_FAILED);
+	rblk_queue_close(q);
+	fake_stop(f);
+	log = fdopen(fd, "r");
+	assert_non_null(log);
+	rewind(log);
+	while (fgets(line, sizeof(line), log)) {
+		const char *at = strstr(line, "reconnect attempt ");
+		unsigned a, m;
+
+		if (!at || sscanf(at, "reconnect attempt %u of %u", &a, &m) != 2)
+			continue;
+		n++;
+		if (a > m && a - m > worst)
+			worst = a - m;
+		bound = m;
+	}
+	fclose(log);
+	unlink(tmpl);
+	print_message("two refused paths: %u attempts logged, bound %u, worst overshoot %u\n",
+		      n, bound, worst);
+	assert_true(n >= 4);		/* both paths, more than one round */
+	assert_int_equal(worst, 0);
+}
+
 static void test_stop_at_open(void **state)
 {
 	struct fake *f = fake_start();
@@ -895,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_stop_inside_attempt),
 		cmocka_unit_test(test_stop_live),
 		cmocka_unit_test(test_stop_at_open),
+		cmocka_unit_test(test_attempts_within_logged_bound),
 	};
 
 	/* The reconnect log lines are warnings: keep them out of the output. */
