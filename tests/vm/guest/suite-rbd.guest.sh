@@ -128,9 +128,12 @@ case_xfs_rdma() {
 
 # ---- multipath --------------------------------------------------------
 
-ha_start() {	# IMAGE: targets A (port 4421) and B (4422), rbd_ha, A_PID B_PID
+# ha_start IMAGE [A_LINE]: targets A (port 4421) and B (4422), rbd_ha,
+# A_PID B_PID; A_LINE goes into A's volume section.
+ha_start() {
 	rbd_admin create --size 512M "$CEPH_POOL/$1" || ha_fail "rbd create"
-	start_tgt "$1" a 4421 "" "rbd_ha = yes"
+	start_tgt "$1" a 4421 "" "rbd_ha = yes
+${2:-}"
 	A_PID=$TPID
 	start_tgt "$1" b 4422 "" "rbd_ha = yes"
 	B_PID=$TPID
@@ -155,10 +158,12 @@ for line in open(sys.argv[1]):
 print("?" if t is None else int((t * 1e6 - int(sys.argv[2])) / 1000))
 PY
 }
-lock() {	# NAME: the rbd_ha lock state at target NAME
+vol_json() {	# NAME EXPR: EXPR of target NAME's volume show --json (d)
 	"$CTL" --socket "$CASE_TMP/$1.sock" volume show vol0 --json |
-		python3 -c "import json,sys; print(json.load(sys.stdin)['volume']['rbd']['ha']['lock'])"
+		python3 -c "import json,sys; d = json.load(sys.stdin); print($2)"
 }
+lock() { vol_json "$1" "d['volume']['rbd']['ha']['lock']"; }	# NAME
+size_is() { [ "$(vol_json "$1" "d['volume']['size']")" = "$2" ]; }	# NAME BYTES
 
 # fio verify on the mounted file system (lib.sh); FIO_PID.
 ha_fio() { fs_fio "$1" /mnt/rbd 16M 2m; }	# NAME
@@ -180,6 +185,9 @@ ha_mount() {
 	(cd src && find . -type f -exec sha256sum {} + | sort -k2) >"$CASE_TMP/sums"
 }
 
+# The volume grown through A (as volume create --rbd leaves A, the
+# target that made the image): B grants the new size too, or the
+# device's queues, told of it by A, would refuse B at failover.
 # Target A killed under fio verify on xfs: B takes over with no I/O
 # error; the failover time is from the kill to writes done through B.
 # A started again: its path is a reachable standby; rblkctl failback
@@ -188,12 +196,17 @@ case_ha_failover() {
 	local t0 ms
 	case_setup
 	need_cmd xfs_repair fio
-	ha_start hadisk
+	ha_start hadisk "rbd_created = yes"
 	DEV=$(timeout 90 "$CTL" attach --target "rdma:$RXE_IP:4421" --target "rdma:$RXE_IP:4422" \
 		--volume vol0 --queues 2 --keep-alive-tmo 2 --reconnect-delay 1 \
 		2>"$CASE_TMP/attach.err")
 	[ -b "$DEV" ] || { cat "$CASE_TMP/attach.err"; ha_fail "multipath attach failed"; }
 	ha_mount
+	"$CTL" --socket "$CASE_TMP/a.sock" volume resize vol0 --size 768M >/dev/null ||
+		ha_fail "volume resize through A failed"
+	wait_until 20 size_is b $((768 << 20)) ||
+		ha_fail "B exports $(vol_json b "d['volume']['size']") bytes after the resize through A"
+	log "resized through A to 768 MiB: B follows"
 	wait_until 20 path_is 2 probe reachable || ha_fail "path 2 never probed reachable: $(path 2 probe)"
 	"$CTL" list
 	[ "$(path 1 role)" = optimized ] || ha_fail "path 1 is not in use"
