@@ -55,10 +55,8 @@ int rblkctl_failback(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
-	if (ini_state_get(id, &s)) {
-		fprintf(stderr, "rblkctl failback: /dev/ublkb%d is not attached by rblk\n", id);
+	if (ctl_attached(id, "failback", &s))
 		return 1;
-	}
 	if (s.npaths < 2) {
 		fprintf(stderr, "rblkctl failback: /dev/ublkb%d has one path: nothing to fail back to\n", id);
 		return 1;

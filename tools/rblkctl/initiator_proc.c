@@ -7,6 +7,7 @@
  * it calls none of them.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "getopt_exact.h"
+#include "helpers.h"
 #include "../../initiator/state.h"
 #include "initiator_proc.h"
 
@@ -73,6 +76,54 @@ int ctl_parse_dev(const char *s)
 	if (errno || *end || v < 0 || v > (1 << 20))
 		return -1;
 	return (int)v;
+}
+
+int ctl_dev_args(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+		 int *id, int *timeout_s)
+{
+	static const struct option lo[] = {
+		{ "timeout", required_argument, NULL, 'w' },
+		{ "help",    no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned v;
+	int c;
+
+	*timeout_s = CTL_ATTACH_TIMEOUT_S;
+	optind = 1;
+	while ((c = rblk_getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			if (rblk_parse_uint(optarg, 1, 86400, &v)) {
+				fprintf(stderr, "rblkctl %s: --timeout is 1..86400 seconds, not '%s'\n",
+					cmd, optarg);
+				return 2;
+			}
+			*timeout_s = (int)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "rblkctl %s: give one DEVICE\n", cmd);
+		return 2;
+	}
+	*id = ctl_parse_dev(argv[optind]);
+	if (*id < 0) {
+		fprintf(stderr, "rblkctl %s: '%s' is not a ublk device name\n", cmd, argv[optind]);
+		return 2;
+	}
+	return -1;
+}
+
+int ctl_attached(int id, const char *cmd, struct ini_state *s)
+{
+	if (!ini_state_get(id, s))
+		return 0;
+	fprintf(stderr, "rblkctl %s: /dev/ublkb%d is not attached by rblk (no %s/ublkb%d.json)\n",
+		cmd, id, ini_state_dir(), id);
+	return -1;
 }
 
 int ctl_blk_exists(int id)

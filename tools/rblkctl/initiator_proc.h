@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct ini_state;
 
@@ -35,6 +36,17 @@ int ctl_argv_from_state(const struct ini_state *s, struct ctl_argv *a);
 void ctl_find_initiator(char *buf, size_t len);
 /* "/dev/ublkb3", "ublkb3" or "3" -> 3; -1 when it is none of those. */
 int ctl_parse_dev(const char *s);
+/*
+ * The arguments of a command on one device, DEVICE [--timeout SECS]
+ * [--help]: -1 to go on (*id and *timeout_s set; the timeout's default is
+ * CTL_ATTACH_TIMEOUT_S), else the exit status (0 after --help, 2 for a
+ * usage error, said on stderr).
+ */
+int ctl_dev_args(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+		 int *id, int *timeout_s);
+/* Reads device id's state file into s: 0, or -1 after saying on stderr
+ * that rblk did not attach it. */
+int ctl_attached(int id, const char *cmd, struct ini_state *s);
 /* 0 as root; else prints that "rblkctl CMD" must be run as root, -EPERM. */
 int ctl_need_root(const char *cmd);
 /* Whether /dev/ublkbN is a block device node now. */

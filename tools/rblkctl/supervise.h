@@ -18,6 +18,15 @@ int ctl_start(struct ctl_argv *a, int supervised, const char *logpath,
 	      int timeout_s, char *msg, size_t len);
 
 /*
+ * Starts the server that takes device id over (rblk-initiator --recover
+ * N, with the options of its state file s, supervised when s says auto)
+ * once the kernel says the device waits for one (within 3 s), and prints
+ * /dev/ublkbN.  The exit status of rblkctl cmd (one line on stderr for 1).
+ */
+int ctl_recover_start(int id, const struct ini_state *s, int timeout_s,
+		      const char *cmd);
+
+/*
  * Becomes the supervisor of a new rblk-initiator started with a: reports
  * "OK ublkbN"/"ERR reason" on report_fd (or, when it is -1, prints
  * /dev/ublkbN on stdout or the reason on stderr, as attach does), then
