@@ -13,6 +13,9 @@
  * --recover N takes over device N after its server died (USER_RECOVERY):
  * the same connect-first order, then START_USER_RECOVERY instead of
  * ADD_DEV + SET_PARAMS, and END_USER_RECOVERY instead of START_DEV.
+ *
+ * SIGUSR2 (rblkctl restart) hands the device over to the next server
+ * instead of removing it: hand_over.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -295,6 +298,9 @@ static int add_device(struct ini_dev *d)
 		uint64_t feat = ini_ctrl_features(d->ctrl);
 
 		info->flags |= feat ? feat & want : want;
+		/* 6.16+: rblkctl restart hands the device over gracefully
+		 * (hand_over).  Only when the kernel says it has it. */
+		info->flags |= feat & UBLK_F_QUIESCE;
 	}
 	ret = ini_ctrl_add_dev(d->ctrl, info);
 	if (ret) {
@@ -564,6 +570,49 @@ static void teardown(struct ini_dev *d, int started)
 	}
 }
 
+/*
+ * rblkctl restart (SIGUSR2), for an upgrade in place: the device goes to
+ * the next server with no I/O error, and is neither stopped nor deleted.
+ * With QUIESCE (6.16+) the kernel first stops handing us requests; then
+ * each queue answers what is at the target, for up to the grace period,
+ * and leaves the rest uncommitted.  Closing the rings and /dev/ublkcN
+ * makes the device QUIESCED, and the kernel gives what we left to the
+ * next server (REISSUE), as after a crash.  Without QUIESCE (6.12) the
+ * kernel keeps handing requests meanwhile: the queues hold them, and
+ * they go the same way.
+ */
+static void hand_over(struct ini_dev *d)
+{
+	unsigned i;
+	int ret;
+
+	set_state(d, "restarting");
+	if (d->info.flags & UBLK_F_QUIESCE) {
+		/* Its wait is bounded by the grace too (0 would be for ever). */
+		ret = ini_ctrl_quiesce_dev(d->ctrl, d->info.dev_id,
+					   d->o.grace_ms > 0 ? (unsigned)d->o.grace_ms : 1);
+		if (ret)
+			rblk_warn("ublk QUIESCE_DEV: %s; handing over anyway (the next server gets what is held)",
+				  strerror(-ret));
+		else
+			rblk_info("/dev/ublkb%u quiesced: the kernel holds new requests for the next server",
+				  d->info.dev_id);
+	} else {
+		rblk_info("this device has no ublk QUIESCE (Linux 6.16+): requests that arrive while handing over go to the next server");
+	}
+	for (i = 0; i < d->nq; i++)
+		ini_queue_hand_over(d->queues[i], d->o.grace_ms);
+	for (i = 0; i < d->nq; i++) {
+		if (ini_queue_join(d->queues[i], INI_JOIN_MS)) {
+			/* Our exit closes everything: the same hand-over. */
+			rblk_err("queue %u did not finish handing over; exiting", i);
+			_exit(INI_EXIT_HANDED_OVER);
+		}
+	}
+	d->added = 0;		/* the device stays, for the next server */
+	teardown(d, 0);
+}
+
 /* Moves every queue back to the first path (failback). */
 static void fail_back(struct ini_dev *d, const char *why)
 {
@@ -730,7 +779,9 @@ static void follow_size(struct ini_dev *d, uint64_t told)
 
 /* Waits for SIGTERM/SIGINT or a queue thread ending; keeps the state
  * file's live/connecting/failed view and reconnect count current. */
-static void serve(struct ini_dev *d, int sfd)
+/* Serves until a signal or a dead queue says to stop; true when the
+ * device is to be handed over (SIGUSR2) rather than removed. */
+static bool serve(struct ini_dev *d, int sfd)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = sfd, .events = POLLIN },
@@ -744,18 +795,30 @@ static void serve(struct ini_dev *d, int sfd)
 		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
-			    si.ssi_signo == SIGUSR1) {
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGUSR1) {
 				fail_back(d, "asked (rblkctl failback)");
+				continue;
+			}
+			if (si.ssi_signo == SIGUSR2 &&
+			    (d->info.flags & UBLK_F_USER_RECOVERY)) {
+				rblk_info("signal %u: handing /dev/ublkb%u over to the next server (rblkctl restart)",
+					  si.ssi_signo, d->info.dev_id);
+				return true;
+			}
+			if (si.ssi_signo == SIGUSR2) {
+				rblk_warn("rblkctl restart: /dev/ublkb%u has no recovery (--recovery off): it would go with this server; ignored",
+					  d->info.dev_id);
 				continue;
 			}
 			rblk_info("signal %u: detaching /dev/ublkb%u",
 				  si.ssi_signo, d->info.dev_id);
-			return;
+			return false;
 		}
 		if (pfd[1].revents & POLLIN) {
 			rblk_err("a queue thread ended on its own; stopping the device");
-			return;
+			return false;
 		}
 		nconn = nfailed = reconnects = 0;
 		told = UINT64_MAX;
@@ -775,6 +838,7 @@ static void serve(struct ini_dev *d, int sfd)
 		note_paths(d);
 		set_state(d, nfailed ? "failed" : nconn ? "connecting" : "live");
 	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -811,6 +875,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR1);	/* rblkctl failback */
+	sigaddset(&mask, SIGUSR2);	/* rblkctl restart */
 	/* Blocked before any thread exists, so only the signalfd sees them. */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -902,7 +967,12 @@ int main(int argc, char **argv)
 		  d->nq, d->info.queue_depth, d->npaths > 1 ? ", more paths standing by" : "");
 	report(d, "OK ublkb%u", d->info.dev_id);
 
-	serve(d, sfd);
+	if (serve(d, sfd)) {
+		hand_over(d);
+		ini_ctrl_close(d->ctrl);
+		rblk_info("handed over");
+		return INI_EXIT_HANDED_OVER;
+	}
 	teardown(d, 1);
 	ini_ctrl_close(d->ctrl);
 	rblk_info("detached");

@@ -17,6 +17,9 @@
  * over (no such device, made without recovery, served by a live process):
  * a supervisor stops trying. */
 #define INI_EXIT_NOTHING_TO_RECOVER	3
+/* rblk-initiator exits with this after handing its device over (SIGUSR2,
+ * rblkctl restart): the device waits, QUIESCED, for the next server. */
+#define INI_EXIT_HANDED_OVER		4
 
 /*
  * Waits up to timeout_ms for dev_id to be QUIESCED (a server that was just

@@ -81,6 +81,21 @@
 	((__u32)_IOWR('u', UBLK_CMD_UPDATE_SIZE, struct ublksrv_ctrl_cmd))
 #endif
 
+/* 6.16+: QUIESCE_DEV (data[0]: how long to wait, ms) stops the kernel
+ * from handing a device of a USER_RECOVERY server new requests and
+ * aborts its idle fetches, so that the server can finish what it holds
+ * and exit; the device then waits QUIESCED for the next server. */
+#ifndef UBLK_F_QUIESCE
+#define UBLK_F_QUIESCE		(1ULL << 12)
+#endif
+#ifndef UBLK_CMD_QUIESCE_DEV
+#define UBLK_CMD_QUIESCE_DEV	0x16
+#endif
+#ifndef UBLK_U_CMD_QUIESCE_DEV
+#define UBLK_U_CMD_QUIESCE_DEV	\
+	((__u32)_IOWR('u', UBLK_CMD_QUIESCE_DEV, struct ublksrv_ctrl_cmd))
+#endif
+
 #ifndef UBLK_PARAM_TYPE_DEVT
 #define UBLK_PARAM_TYPE_DEVT	(1 << 2)
 #endif

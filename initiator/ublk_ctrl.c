@@ -48,6 +48,8 @@ static const struct ctrl_op OP_END_USER_RECOVERY = {
 	UBLK_U_CMD_END_USER_RECOVERY };
 static const struct ctrl_op OP_UPDATE_SIZE = {
 	"UPDATE_SIZE", UBLK_CMD_UPDATE_SIZE, UBLK_U_CMD_UPDATE_SIZE };
+static const struct ctrl_op OP_QUIESCE_DEV = {
+	"QUIESCE_DEV", UBLK_CMD_QUIESCE_DEV, UBLK_U_CMD_QUIESCE_DEV };
 
 /* The 80-byte command area of a 128-byte SQE starts at byte 48. */
 static void *sqe_cmd_area(struct io_uring_sqe *sqe)
@@ -216,4 +218,11 @@ int ini_ctrl_update_size(struct ini_ctrl *c, uint32_t dev_id, uint64_t bytes)
 	if (!(c->features & UBLK_F_UPDATE_SIZE))
 		return -EOPNOTSUPP;
 	return dev_cmd(c, &OP_UPDATE_SIZE, dev_id, NULL, 0, bytes >> 9);
+}
+
+int ini_ctrl_quiesce_dev(struct ini_ctrl *c, uint32_t dev_id, unsigned timeout_ms)
+{
+	if (!(c->features & UBLK_F_QUIESCE))
+		return -EOPNOTSUPP;
+	return dev_cmd(c, &OP_QUIESCE_DEV, dev_id, NULL, 0, timeout_ms);
 }

@@ -63,4 +63,15 @@ int ini_ctrl_end_recovery(struct ini_ctrl *c, uint32_t dev_id, pid_t pid);
  */
 int ini_ctrl_update_size(struct ini_ctrl *c, uint32_t dev_id, uint64_t bytes);
 
+/*
+ * QUIESCE_DEV (UBLK_F_QUIESCE, 6.16+, a device made with it and
+ * USER_RECOVERY): the kernel stops handing the device's server new
+ * requests (they wait), waits up to timeout_ms (0: for ever) until every
+ * queue has an idle tag, and completes the idle fetches with
+ * UBLK_IO_RES_ABORT.  The server then answers what it holds and exits;
+ * the device waits QUIESCED for the next one.  -EOPNOTSUPP without it,
+ * -EBUSY when the wait timed out.
+ */
+int ini_ctrl_quiesce_dev(struct ini_ctrl *c, uint32_t dev_id, unsigned timeout_ms);
+
 #endif /* RBLK_INITIATOR_UBLK_CTRL_H */

@@ -9,6 +9,12 @@
  * stops the kernel completes the pending fetch with UBLK_IO_RES_ABORT and
  * the tag is DEAD; the thread ends when every tag is dead.
  *
+ * Handing over (rblkctl restart, ini_queue_hand_over): the thread answers
+ * what is at the target, sends nothing new (a request the kernel hands
+ * it meanwhile is HELD, never committed), and ends once nothing is at the
+ * target or the grace is over.  What it did not commit the kernel gives
+ * to the next server (USER_RECOVERY_REISSUE).
+ *
  * A lost connection is the client library's to mend: while its queue is
  * CONNECTING it holds what we submitted (the tags stay AT_TARGET, nothing
  * is committed) and accepts more; requests are failed only with what the
@@ -47,6 +53,7 @@ enum tag_state {
 	TAG_AT_TARGET,
 	TAG_BACKLOG,
 	TAG_DEAD,
+	TAG_HELD,		/* handing over: left to the next server */
 };
 
 /* user_data values above any tag */
@@ -74,6 +81,7 @@ struct ini_queue {
 	unsigned bl_head, bl_count;
 	int stop_efd;
 	atomic_int grace_ms;
+	atomic_int hand_over;		/* the stop asked is a hand-over */
 
 	pthread_t thread;
 	int started;
@@ -89,6 +97,8 @@ struct ini_queue {
 	uint64_t last_work_us;		/* adaptive: last turn that did something */
 	int stopping;			/* stop asked: grace timer running */
 	int abandoned;			/* grace over (or connection lost) */
+	int handing;			/* handing over: nothing new is sent */
+	int handed;			/* ... and done: the thread ends */
 	unsigned ndead;
 	unsigned errs_logged;
 	uint64_t stop_buf;
@@ -512,6 +522,52 @@ static void abandon_target(struct ini_queue *q)
 
 /* ---- the thread ---------------------------------------------------------- */
 
+static unsigned tags_in(const struct ini_queue *q, enum tag_state st)
+{
+	unsigned n = 0;
+
+	for (unsigned tag = 0; tag < q->cfg.depth; tag++)
+		n += q->tags[tag].state == st;
+	return n;
+}
+
+/* Handing over: what waits for room is never sent, and the thread is
+ * done at once when nothing is at the target. */
+static void start_handing_over(struct ini_queue *q)
+{
+	q->handing = 1;
+	while (q->bl_count) {
+		q->tags[q->backlog[q->bl_head]].state = TAG_HELD;
+		q->bl_head = (q->bl_head + 1) % q->cfg.depth;
+		q->bl_count--;
+	}
+	if (!q->cfg.conn || !tags_in(q, TAG_AT_TARGET))
+		q->handed = 1;
+}
+
+/* The grace is over, or the connection is down: what is still at the
+ * target goes to the next server, uncommitted (never an error). */
+static void end_handing_over(struct ini_queue *q, const char *why)
+{
+	unsigned left = tags_in(q, TAG_AT_TARGET);
+
+	if (left)
+		rblk_warn("queue %u: handing over with %u request(s) unanswered (%s): the next server sends them again",
+			  q->cfg.q_id, left, why);
+	q->handed = 1;
+}
+
+/* What the next server gets from this queue: the kernel hands it again
+ * what we held (with QUIESCE, nothing should be). */
+static void log_handed(const struct ini_queue *q)
+{
+	unsigned held = tags_in(q, TAG_HELD);
+
+	if (held)
+		rblk_info("queue %u: %u request(s) that arrived while handing over held for the next server",
+			  q->cfg.q_id, held);
+}
+
 static void start_stopping(struct ini_queue *q)
 {
 	struct io_uring_sqe *sqe;
@@ -520,15 +576,25 @@ static void start_stopping(struct ini_queue *q)
 	if (q->stopping)
 		return;
 	q->stopping = 1;
+	if (atomic_load(&q->hand_over))
+		start_handing_over(q);
+	if (q->handed)
+		return;
 	if (ms <= 0 || !q->cfg.conn) {
-		abandon_target(q);
+		if (q->handing)
+			end_handing_over(q, "no grace");
+		else
+			abandon_target(q);
 		return;
 	}
 	q->grace_ts.tv_sec = ms / 1000;
 	q->grace_ts.tv_nsec = (long long)(ms % 1000) * 1000000;
 	sqe = get_sqe(q);
 	if (!sqe) {
-		abandon_target(q);
+		if (q->handing)
+			end_handing_over(q, "no SQE for the grace timer");
+		else
+			abandon_target(q);
 		return;
 	}
 	io_uring_prep_timeout(sqe, &q->grace_ts, 0, 0);
@@ -543,7 +609,9 @@ static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
 		struct ini_tag *t = &q->tags[ud];
 
 		if (cqe->res == UBLK_IO_RES_OK) {
-			if (q->abandoned)
+			if (q->handing)
+				t->state = TAG_HELD;
+			else if (q->abandoned)
 				commit_tag(q, ud, -EIO);
 			else
 				handle_request(q, ud);
@@ -571,7 +639,9 @@ static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
 		start_stopping(q);
 		break;
 	case UD_GRACE:
-		if (cqe->res == -ETIME)
+		if (cqe->res == -ETIME && q->handing)
+			end_handing_over(q, "grace over");
+		else if (cqe->res == -ETIME)
 			abandon_target(q);
 		break;
 	default:
@@ -678,11 +748,20 @@ static void *queue_thread(void *arg)
 		if (n && q->cfg.poll == RBLK_POLL_ADAPTIVE)
 			q->last_work_us = rblk_now_us();
 		/* Stopping does not wait for a reconnect. */
-		if (!q->abandoned && q->stopping &&
+		if (q->handing && !q->handed &&
 		    atomic_load(&q->conn_state) != RBLK_QUEUE_LIVE)
+			end_handing_over(q, "the target is not connected");
+		else if (!q->handing && !q->abandoned && q->stopping &&
+			 atomic_load(&q->conn_state) != RBLK_QUEUE_LIVE)
 			abandon_target(q);
+		if (q->handing && !q->handed && !tags_in(q, TAG_AT_TARGET))
+			q->handed = 1;
+		if (q->handed)
+			break;
 	}
 	io_uring_submit(&q->ring);	/* last commits */
+	if (q->handed)
+		log_handed(q);
 out:
 	if (write(q->cfg.exit_efd, &one, sizeof(one)) < 0)
 		rblk_warn("queue %u: exit notification: %s", q->cfg.q_id,
@@ -809,6 +888,12 @@ int ini_queue_start(struct ini_queue *q)
 	while (sem_wait(&q->ready) && errno == EINTR)
 		;
 	return q->start_ret;
+}
+
+void ini_queue_hand_over(struct ini_queue *q, int grace_ms)
+{
+	atomic_store(&q->hand_over, 1);
+	ini_queue_stop(q, grace_ms);
 }
 
 void ini_queue_stop(struct ini_queue *q, int grace_ms)

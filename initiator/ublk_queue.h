@@ -57,6 +57,15 @@ int ini_queue_start(struct ini_queue *q);
  */
 void ini_queue_stop(struct ini_queue *q, int grace_ms);
 
+/*
+ * Asks the thread to hand the device over to the next server (rblkctl
+ * restart): for up to grace_ms it answers what is at the target, sends
+ * nothing new, and then ends, leaving every request it did not answer
+ * uncommitted: the kernel gives those to the next server (USER_RECOVERY
+ * REISSUE).  No request fails.  Nothing is stopped: the caller closes
+ * the ring and /dev/ublkcN, and the device waits QUIESCED.
+ */
+void ini_queue_hand_over(struct ini_queue *q, int grace_ms);
 /* Joins the thread, giving up after timeout_ms: 0, or -ETIMEDOUT. */
 int ini_queue_join(struct ini_queue *q, int timeout_ms);
 
