@@ -39,7 +39,7 @@ _rblkctl()
 	esac
 
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "attach detach list recover volume stats discover status reload --socket --json --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "attach detach list failback recover restart volume stats discover status reload --socket --json --help --version" -- "$cur"))
 		return
 	fi
 	case $cmd in
@@ -78,7 +78,7 @@ _rblkctl()
 		COMPREPLY=($(compgen -W "--target --volume --transport --queues --depth --hostname --secret-file --timeout --keep-alive-tmo --io-timeout --reconnect-delay --ctrl-loss-tmo --fast-io-fail-tmo --poll --poll-us --recovery --no-recovery --foreground --help" -- "$cur")) ;;
 	discover)
 		COMPREPLY=($(compgen -W "--target --transport --hostname --volume --secret-file --json --help" -- "$cur")) ;;
-	detach|recover)
+	detach|recover|restart|failback)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--all --timeout --help" -- "$cur"))
 		else

@@ -13,6 +13,7 @@ int rblkctl_attach(int argc, char **argv);
 int rblkctl_detach(int argc, char **argv);
 int rblkctl_list(int argc, char **argv);
 int rblkctl_recover(int argc, char **argv);
+int rblkctl_restart(int argc, char **argv);
 int rblkctl_failback(int argc, char **argv);
 
 #endif /* RBLK_TOOLS_RBLKCTL_ATTACH_H */

@@ -29,6 +29,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  .help = "move a multipath device back to its first path" },
 	{ .name = "recover", .fn = rblkctl_recover,
 	  .help = "start a new server for a device whose server died" },
+	{ .name = "restart", .fn = rblkctl_restart,
+	  .help = "replace a device's server in place (upgrade), no I/O error" },
 	{ .name = "volume", .fn = rblkctl_volume,
 	  .help = "target volumes: create, delete, resize, list, show, allow, deny, secret, set" },
 	{ .name = "stats",  .fn = rblkctl_stats,

@@ -294,7 +294,10 @@ void ctl_supervise(struct ctl_argv *a, const char *bin, const char *logpath,
 			sup_log("/dev/ublkb%d: rblk-initiator ended; stopping", s.id);
 			exit(0);
 		}
-		sup_describe(st, how, sizeof(how));
+		if (WIFEXITED(st) && WEXITSTATUS(st) == INI_EXIT_HANDED_OVER)
+			snprintf(how, sizeof(how), "handed the device over (rblkctl restart)");
+		else
+			sup_describe(st, how, sizeof(how));
 		if (!s.auto_recover) {
 			sup_log("/dev/ublkb%d: rblk-initiator %s; not recovering it (recovery is not auto)",
 				s.id, how);

@@ -937,6 +937,74 @@ case_recovery_grown() {
 	no_leftovers
 }
 
+# rblkctl restart, the in-place upgrade: twice, each under xfs + fio
+# verify, the server hands the device over and the supervisor starts the
+# next one; with ublk QUIESCE (bit 12 of the kernel's features) the kernel
+# stops handing it requests first, so nothing is left unanswered.  Then
+# a --recovery manual device, where rblkctl restart starts the next
+# server itself.  Bad input first: an unknown device, and one attached
+# with --no-recovery (refused, its server unchanged).
+case_restart_in_place() {
+	local feat pid out rc i t0
+	case_setup
+	need_cmd fio mkfs.xfs xfs_repair jq
+	start_tgt 512M
+	attach --queues 2 --depth 32 --no-recovery
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	out=$("$CTL" restart "$DEV" 2>&1); rc=$?
+	echo "restart of a --no-recovery device -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "restart of a --no-recovery device: rc $rc"
+	[ "$(state_pid "$DEV")" = "$pid" ] || fail "a refused restart changed the server"
+	detach "$DEV"
+	out=$("$CTL" restart /dev/ublkb77 2>&1); rc=$?
+	echo "restart of an unknown device -> rc $rc: $out"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "restart of an unknown device: rc $rc"
+	attach --queues 2 --depth 32
+	ublk_features
+	for i in 1 2; do
+		xfs_fio_start	# fio is running when it returns
+		pid=$(state_pid "$DEV") || fail "no pid in the state file"
+		t0=$(_usecs)
+		out=$(timeout 120 "$CTL" restart "$DEV" 2>&1); rc=$?
+		echo "restart $i under fio -> rc $rc: $out, $((($(_usecs) - t0) / 1000)) ms"
+		[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl restart $i failed: rc $rc"; }
+		[ "$(state_pid "$DEV")" != "$pid" ] || fail "restart $i: still served by $pid"
+		xfs_fio_check
+	done
+	"$CTL" list --json >list.json
+	jq -e '.devices[0].recoveries == 2 and .devices[0].state == "live"' list.json >/dev/null ||
+		fail "list --json: $(cat list.json)"
+	grep -h "handing\|handed\|quiesce\|QUIESCE" /run/rblk/rblk-initiator.*.log | tail -n 8
+	[ "$(cat /run/rblk/rblk-initiator.*.log | grep -c "handed over$")" -ge 2 ] ||
+		{ show_logs; fail "the servers did not log that they handed the device over"; }
+	if (( feat & (1 << 12) )); then
+		grep -q "quiesced: the kernel holds new requests" /run/rblk/rblk-initiator.*.log ||
+			{ show_logs; fail "QUIESCE ($feat) was not used"; }
+		! grep -q "handing over with .* unanswered" /run/rblk/rblk-initiator.*.log ||
+			fail "with QUIESCE, requests were left unanswered"
+		! grep -q "held for the next server" /run/rblk/rblk-initiator.*.log ||
+			fail "with QUIESCE, the kernel still handed requests to the old server"
+	else
+		grep -q "has no ublk QUIESCE" /run/rblk/rblk-initiator.*.log ||
+			fail "no line saying this kernel ($feat) has no QUIESCE"
+		log "without QUIESCE: $(cat /run/rblk/rblk-initiator.*.log | grep -c "held for the next server") queue(s) held requests for the next server"
+	fi
+	detach "$DEV"
+	attach --queues 2 --recovery manual
+	fio_verify "$DEV" manual --ioengine=libaio --rw=write --bs=64k --iodepth=8 --size=16M \
+		--do_verify=0
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	out=$(timeout 120 "$CTL" restart "$DEV" 2>&1); rc=$?
+	echo "restart of a --recovery manual device -> rc $rc: $out"
+	[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl restart (manual) failed: rc $rc"; }
+	[ "$(state_pid "$DEV")" != "$pid" ] || fail "restart (manual): still served by $pid"
+	fio_verify "$DEV" manual --ioengine=libaio --rw=write --bs=64k --iodepth=8 --size=16M \
+		--verify_only
+	kernel_io_errors
+	detach "$DEV"
+	no_leftovers
+}
+
 run_case -t 120 attach-rdma case_attach_rdma
 run_case -t 120 cli-errors case_cli_errors
 run_case -t 120 attach-list-detach case_attach_list_detach
@@ -963,4 +1031,5 @@ run_case -t 120 recovery-detach-quiesced case_recovery_detach_quiesced
 run_case -t 180 volume-deleted case_volume_deleted
 run_case -t 240 live-resize case_live_resize
 run_case -t 180 recovery-grown case_recovery_grown
+run_case -t 300 restart-in-place case_restart_in_place
 cases_done
