@@ -777,10 +777,10 @@ static void follow_size(struct ini_dev *d, uint64_t told)
 	d->reconnects_written = UINT_MAX;	/* written by set_state */
 }
 
-/* Waits for SIGTERM/SIGINT or a queue thread ending; keeps the state
- * file's live/connecting/failed view and reconnect count current. */
-/* Serves until a signal or a dead queue says to stop; true when the
- * device is to be handed over (SIGUSR2) rather than removed. */
+/* Waits for SIGTERM/SIGINT/SIGUSR2 or a queue thread ending; keeps the
+ * state file's live/connecting/failed view and reconnect count current.
+ * True when the device is to be handed over (SIGUSR2) rather than
+ * removed. */
 static bool serve(struct ini_dev *d, int sfd)
 {
 	struct pollfd pfd[2] = {

@@ -95,7 +95,9 @@ int rblkctl_restart(int argc, char **argv)
 			(int)s.pid, id, timeout_s, s.log[0] ? s.log : "its log");
 		return 1;
 	}
-	if (strcmp(s.recovery, "auto"))
+	/* manual, or auto with its supervisor gone (killed): ours to start
+	 * (as auto, ctl_start makes a new supervisor). */
+	if (strcmp(s.recovery, "auto") || !ini_state_supervised(&s))
 		return ctl_recover_start(id, &s, timeout_s, "restart");
 	/* The supervisor starts the next one. */
 	if (wait_new_server(id, s.pid, timeout_s)) {

@@ -941,9 +941,10 @@ case_recovery_grown() {
 # verify, the server hands the device over and the supervisor starts the
 # next one; with ublk QUIESCE (bit 12 of the kernel's features) the kernel
 # stops handing it requests first, so nothing is left unanswered.  Then
-# a --recovery manual device, where rblkctl restart starts the next
-# server itself.  Bad input first: an unknown device, and one attached
-# with --no-recovery (refused, its server unchanged).
+# with its supervisor killed, and a --recovery manual device: there
+# rblkctl restart starts the next server itself.  Bad input first: an
+# unknown device, and one attached with --no-recovery (refused, its
+# server unchanged).
 case_restart_in_place() {
 	local feat pid out rc i t0
 	case_setup
@@ -989,6 +990,15 @@ case_restart_in_place() {
 			fail "no line saying this kernel ($feat) has no QUIESCE"
 		log "without QUIESCE: $(cat /run/rblk/rblk-initiator.*.log | grep -c "held for the next server") queue(s) held requests for the next server"
 	fi
+	# Its supervisor killed: restart starts the next server and a new
+	# supervisor itself.
+	pkill -9 -x rblk-supervise || fail "no supervisor to kill"
+	pid=$(state_pid "$DEV") || fail "no pid in the state file"
+	out=$(timeout 120 "$CTL" restart "$DEV" 2>&1); rc=$?
+	echo "restart with the supervisor killed -> rc $rc: $out"
+	[ $rc -eq 0 ] && [ "$out" = "$DEV" ] || { show_logs; fail "rblkctl restart without a supervisor failed: rc $rc"; }
+	[ "$(state_pid "$DEV")" != "$pid" ] || fail "restart without a supervisor: still served by $pid"
+	pgrep -x rblk-supervise >/dev/null || fail "no new supervisor after the restart"
 	detach "$DEV"
 	attach --queues 2 --recovery manual
 	fio_verify "$DEV" manual --ioengine=libaio --rw=write --bs=64k --iodepth=8 --size=16M \
