@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Guest side of tools/bench/profile: where the CPU of a 4 KiB I/O goes,
+# Guest side of tools/bench/profile: where the CPU of an I/O goes,
 # sampled, for rblk and for the kernel's NVMe-oF in the same guest.  One
 # guest, Soft-RoCE, each peer on its own RAM disk (brd): /dev/ublkbN over
-# RDMA (target 1 reactor, rdma_poll = event; initiator 1 queue: the shape
-# of tools/bench/threads) and nvmet-rdma + nvme-rdma with 1 I/O queue.
+# RDMA or TCP (target 1 reactor, rdma_poll = event; initiator 1 queue: the
+# shape of tools/bench/threads) and, over RDMA, nvmet-rdma + nvme-rdma with
+# 1 I/O queue (over TCP rblk runs alone: nvmet-rdma-up is RDMA only).
 # While fio runs, perf samples every CPU (cpu-clock); the samples are
 # split by command group, as CPU µs per I/O, and by command and object
 # (the kernel, our binaries, the libraries).
@@ -18,6 +19,13 @@
 #   RBLK_BENCH_PF_RUNTIME=10   seconds per workload
 #   RBLK_BENCH_PF_FREQ=250     samples per second per CPU
 #   RBLK_BENCH_PF_WORKLOADS="randread:32 randwrite:32 randread:1"
+#                              RW:QD[:BS], BS 4k unless given
+#   RBLK_BENCH_PF_TRANSPORT=rdma   rblk's transport: rdma or tcp
+#   RBLK_BENCH_PF_COPIES=0     1: record call chains too, and split each
+#                              group's samples in copy functions (memcpy,
+#                              rep_movs_alternative, *copy*) by the first
+#                              caller that names them: ublk's buffer copy,
+#                              the socket's send or receive copy, rxe's, other
 # Writes $RBLK_VM_SCRATCH/profile.md.
 set -u
 BENCH_NAME=profile
@@ -25,6 +33,9 @@ BENCH_NAME=profile
 RT=${RBLK_BENCH_PF_RUNTIME:-10}
 FREQ=${RBLK_BENCH_PF_FREQ:-250}
 WORKLOADS=${RBLK_BENCH_PF_WORKLOADS:-randread:32 randwrite:32 randread:1}
+TRANSPORT=${RBLK_BENCH_PF_TRANSPORT:-rdma}
+COPIES=${RBLK_BENCH_PF_COPIES:-0}
+case $TRANSPORT in rdma|tcp) ;; *) die "RBLK_BENCH_PF_TRANSPORT: rdma or tcp, not $TRANSPORT" ;; esac
 OUT=${RBLK_VM_SCRATCH:-/tmp}/profile.md
 W=/tmp/pf
 mkdir -p "$W"
@@ -51,19 +62,58 @@ group() {
 	esac
 }
 
-# sample PEER TAG DEV RW QD: one fio run on DEV under perf; appends a
-# row to $W/rows-TAG and the command x object table to $W/funcs-TAG.
+# copy_split DATA PEER IOS: one row per command group that spent samples
+# in copy functions, as CPU µs per I/O by origin (the first frame above
+# the copy that says whose copy it is).
+copy_split() {
+	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk -v n="$3" -v cpu="$NCPU" \
+		-v rt="$RT" -v freq="$FREQ" -v peer="$2" '
+		function grp(c) {
+			if (c == "fio") return "fio"
+			if (c == "rblk-initiator") return "rblk-initiator"
+			if (c ~ /^(reactor|iou-wrk)/) return "reactor"
+			if (c ~ /^(kworker|kthreadd)/) return "kworker"
+			if (c ~ /^ksoftirqd/) return "softirq"
+			return "other"
+		}
+		function done_sample() {
+			if (comm != "" && is_copy) { k = grp(comm) SUBSEP (origin == "" ? "other" : origin); us[k]++; g[grp(comm)] = 1 }
+			comm = ""; depth = 0; is_copy = 0; origin = ""
+		}
+		/^[^ \t]/ { done_sample(); comm = $1; next }
+		/^[ \t]*$/ { done_sample(); next }
+		{ sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); depth++
+		  if (depth == 1) { is_copy = (sym ~ /copy|memcpy|memmove|movs/); next }
+		  if (!is_copy || origin != "") next
+		  if (sym ~ /^ublk_/) origin = "ublk"
+		  else if (sym ~ /^tcp_sendmsg|^sock_sendmsg|^__sys_sendmsg/) origin = "socket send"
+		  else if (sym ~ /^tcp_recvmsg|^sock_recvmsg|^__sys_recvfrom/) origin = "socket receive"
+		  else if (sym ~ /^rxe_/) origin = "rxe" }
+		END { done_sample()
+			# one sample = 1/freq s of one CPU
+			per = 1e6 / freq / n
+			split("ublk|socket send|socket receive|rxe|other", o, "|")
+			for (c in g) { line = "| " peer " | " c " |"; t = 0
+				for (i = 1; i <= 5; i++) { v = us[c, o[i]] * per; t += v; line = line sprintf(" %.1f |", v) }
+				print line sprintf(" %.1f |", t) } }'
+}
+
+# sample PEER TAG DEV RW QD BS: one fio run on DEV under perf; appends a
+# row to $W/rows-TAG, the command x object table to $W/funcs-TAG and,
+# with COPIES, the copy split to $W/copies-TAG.
 sample() {
-	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 data=$W/$1-$2.data ppid ios kept a
+	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 bs=$6 data=$W/$1-$2.data ppid ios kept a
+	local callers=()
+	[ "$COPIES" = 1 ] && callers=(-g)
 	rm -f "$W/ctl" "$W/ack" && mkfifo "$W/ctl" "$W/ack"
-	perf record -q -a -e cpu-clock -F "$FREQ" -D -1 --control "fifo:$W/ctl,$W/ack" \
+	perf record -q -a -e cpu-clock -F "$FREQ" "${callers[@]}" -D -1 --control "fifo:$W/ctl,$W/ack" \
 		-o "$data" >"$data.log" 2>&1 &
 	ppid=$!
 	exec 8<>"$W/ctl" 9<>"$W/ack"
 	perf_ctl() { echo "$1" >&8; read -r -t 120 a <&9 && [ "$a" = ack ] ||
 		{ cat "$data.log"; die "perf did not take '$1'"; }; }
 	perf_ctl enable
-	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" --bs=4k \
+	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" --bs="$bs" \
 		--iodepth="$qd" --size=64M --time_based --runtime="$RT" --norandommap \
 		--output-format=json --output="$W/$peer-$tag.json" >/dev/null 2>&1 ||
 		die "fio $tag on $peer failed"
@@ -90,32 +140,44 @@ sample() {
 				printf "\n" }' >>"$W/rows-$tag"
 	{
 		echo
-		echo "$peer, 4k $rw QD$qd: commands and objects with 0.5 % of the samples or more (idle left out):"
+		echo "$peer, $bs $rw QD$qd: commands and objects with 0.5 % of the samples or more (idle left out):"
 		echo
 		echo "| share | command | object |"
 		echo "|---:|---|---|"
-		perf report -i "$data" --stdio --no-children --sort comm,dso --percent-limit 0.5 2>/dev/null |
+		perf report -i "$data" --stdio --no-children -g none --sort comm,dso --percent-limit 0.5 2>/dev/null |
 			awk '/^ *[0-9.]+%/ && $2 != "swapper" { print "| " $1 " | " $2 " | " $3 " |" }'
 	} >>"$W/funcs-$tag"
+	[ "$COPIES" = 1 ] && copy_split "$data" "$peer" "$ios" >>"$W/copies-$tag"
+}
+
+# wl_fields RW:QD[:BS]: sets rw, qd, bs and tag for one workload.
+wl_fields() {
+	local IFS=:
+	set -- $1
+	rw=$1 qd=$2 bs=${3:-4k}
+	tag=$rw-qd$qd-$bs
 }
 
 run_peer() {	# PEER DEV: every workload
-	local wl
+	local wl rw qd bs tag
 	for wl in $WORKLOADS; do
-		echo "profile: $1 4k ${wl%:*} QD${wl#*:}"
-		sample "$1" "${wl%:*}-qd${wl#*:}" "$2" "${wl%:*}" "${wl#*:}"
+		wl_fields "$wl"
+		echo "profile: $1 $bs $rw QD$qd"
+		sample "$1" "$tag" "$2" "$rw" "$qd" "$bs"
 	done
 }
 
-ublk_volume pf /dev/ram0 rdma event "reactors = 1"
-run_peer rblk "$dev"
+ublk_volume pf /dev/ram0 "$TRANSPORT" event "reactors = 1"
+run_peer "rblk-$TRANSPORT" "$dev"
 "$B/rblkctl" detach "$dev" >/dev/null
 kill -TERM "$TPID"; wait "$TPID"
 
-ndev=$("$G/nvmet-rdma-up" -d /dev/ram1 -s 4430 -q 1) || die "nvmet-rdma-up failed"
-dd if=/dev/urandom of="$ndev" bs=1M count=64 oflag=direct status=none || die "dd to $ndev failed"
-run_peer nvme-rdma "$ndev"
-"$G/nvmet-rdma-up" -D
+if [ "$TRANSPORT" = rdma ]; then
+	ndev=$("$G/nvmet-rdma-up" -d /dev/ram1 -s 4430 -q 1) || die "nvmet-rdma-up failed"
+	dd if=/dev/urandom of="$ndev" bs=1M count=64 oflag=direct status=none || die "dd to $ndev failed"
+	run_peer nvme-rdma "$ndev"
+	"$G/nvmet-rdma-up" -D
+fi
 
 {
 	echo "perf record -a -e cpu-clock -F $FREQ over each ${RT} s fio run (io_uring,"
@@ -123,15 +185,24 @@ run_peer nvme-rdma "$ndev"
 	echo "Groups: reactor = rblk-target's reactor and io_uring workers;"
 	echo "kworker = kernel workers (rxe's packet work, the block layer's); idle ="
 	echo "\`swapper\`. Softirq work is counted to whichever command it interrupted."
+	[ "$TRANSPORT" = tcp ] && echo "rblk over TCP, alone (nvmet-rdma-up has no TCP)."
 	for wl in $WORKLOADS; do
-		tag=${wl%:*}-qd${wl#*:}
+		wl_fields "$wl"
 		echo
-		echo "### 4k ${wl%:*} QD${wl#*:}"
+		echo "### $bs $rw QD$qd"
 		echo
 		echo "| peer | IOPS | samples | busy CPU µs/IO | $(printf '%s | ' "${GROUPS_[@]}")"
 		echo "|---|---:|---:|---:|$(printf -- '---:|%.0s' "${GROUPS_[@]}")"
 		cat "$W/rows-$tag"
 		cat "$W/funcs-$tag"
+		if [ "$COPIES" = 1 ]; then
+			echo
+			echo "CPU µs per I/O in copy functions, by whose copy it is (from the call chains):"
+			echo
+			echo "| peer | group | ublk | socket send | socket receive | rxe | other | all |"
+			echo "|---|---|---:|---:|---:|---:|---:|---:|"
+			cat "$W/copies-$tag" 2>/dev/null
+		fi
 	done
 } >"$OUT"
 cat "$OUT"
