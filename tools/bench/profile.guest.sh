@@ -64,20 +64,12 @@ group() {
 
 # copy_split DATA PEER IOS: one row per command group that spent samples
 # in copy functions, as CPU µs per I/O by origin (the first frame above
-# the copy that says whose copy it is).
+# the copy that says whose copy it is).  Samples are counted per command,
+# then summed by group() as the other tables are.
 copy_split() {
-	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk -v n="$3" -v cpu="$NCPU" \
-		-v rt="$RT" -v freq="$FREQ" -v peer="$2" '
-		function grp(c) {
-			if (c == "fio") return "fio"
-			if (c == "rblk-initiator") return "rblk-initiator"
-			if (c ~ /^(reactor|iou-wrk)/) return "reactor"
-			if (c ~ /^(kworker|kthreadd)/) return "kworker"
-			if (c ~ /^ksoftirqd/) return "softirq"
-			return "other"
-		}
+	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '
 		function done_sample() {
-			if (comm != "" && is_copy) { k = grp(comm) SUBSEP (origin == "" ? "other" : origin); us[k]++; g[grp(comm)] = 1 }
+			if (comm != "" && is_copy) n[comm "\t" (origin == "" ? "other" : origin)]++
 			comm = ""; depth = 0; is_copy = 0; origin = ""
 		}
 		/^[^ \t]/ { done_sample(); comm = $1; next }
@@ -89,8 +81,13 @@ copy_split() {
 		  else if (sym ~ /^tcp_sendmsg|^sock_sendmsg|^__sys_sendmsg/) origin = "socket send"
 		  else if (sym ~ /^tcp_recvmsg|^sock_recvmsg|^__sys_recvfrom/) origin = "socket receive"
 		  else if (sym ~ /^rxe_/) origin = "rxe" }
-		END { done_sample()
-			# one sample = 1/freq s of one CPU
+		END { done_sample(); for (k in n) print k "\t" n[k] }' |
+		while IFS=$'\t' read -r comm origin count; do
+			printf '%s\t%s\t%s\n' "$(group "$comm")" "$origin" "$count"
+		done |
+		awk -F'\t' -v n="$3" -v freq="$FREQ" -v peer="$2" '
+		{ us[$1, $2] += $3; g[$1] = 1 }
+		END {	# one sample = 1/freq s of one CPU
 			per = 1e6 / freq / n
 			split("ublk|socket send|socket receive|rxe|other", o, "|")
 			for (c in g) { line = "| " peer " | " c " |"; t = 0
