@@ -289,7 +289,8 @@ static void finish_req(struct tgt_req *req, int status)
 	c->ops->send_rsp(req);
 }
 
-void tgt_req_sent(struct tgt_req *req, int err)
+/* buf NULL: the chunk goes back to the pool; else *buf, *cap get it. */
+static void req_sent(struct tgt_req *req, int err, void **buf, uint32_t *cap)
 {
 	struct tgt_conn *c = req->conn;
 
@@ -302,7 +303,12 @@ void tgt_req_sent(struct tgt_req *req, int err)
 	if (req->pinned)
 		tgt_share_pin(c, TGT_PIN_TX, -(long)req->buf_cap, !err);
 	req->pinned = false;
-	tgt_share_put(c, req->buf, req->buf_cap);
+	if (buf) {
+		*buf = req->buf;
+		*cap = req->buf_cap;
+	} else {
+		tgt_share_put(c, req->buf, req->buf_cap);
+	}
 	req->buf = NULL;
 	req->buf_cap = 0;
 	req->busy = false;
@@ -318,6 +324,17 @@ void tgt_req_sent(struct tgt_req *req, int err)
 			tgt_conn_close(c, true, "out of memory queueing a status");
 	}
 	tgt_conn_put(c);
+}
+
+void tgt_req_sent(struct tgt_req *req, int err)
+{
+	req_sent(req, err, NULL, NULL);
+}
+
+void tgt_req_sent_keep(struct tgt_req *req, int err, void **buf,
+		       uint32_t *cap)
+{
+	req_sent(req, err, buf, cap);
 }
 
 /*

@@ -159,6 +159,15 @@ int tgt_req_data_room(struct tgt_req *req, uint32_t have, uint32_t need,
 void tgt_req_sent(struct tgt_req *req, int err);
 
 /*
+ * Like tgt_req_sent, but the data chunk stays with the caller, still
+ * charged to the connection, until it hands it to tgt_share_put(): a
+ * zero-copy send lets the slot go at once (the client may reuse the tag
+ * as soon as it has the answer) while the kernel still reads the chunk.
+ */
+void tgt_req_sent_keep(struct tgt_req *req, int err, void **buf,
+		       uint32_t *cap);
+
+/*
  * A framing or state error the transport or conn.c found (status says
  * which; type is the PDU header's type byte): closes gracefully and tells
  * the peer the status with the one PDU it can read in this state, after
