@@ -205,6 +205,15 @@ static inline void tgt_session_account_dur(struct tgt_session *s, bool flush,
 				      fua, syncs, dsync_writes);
 }
 
+/* Counts zero-copy send work (same rules). */
+static inline void tgt_session_account_zc(struct tgt_session *s,
+					  enum tgt_zc_counter i, uint64_t n)
+{
+	tgt_stats_account_zc(&s->stats, i, n);
+	if (s->reactor_id < s->exp->n_stats)
+		tgt_stats_account_zc(&s->exp->stats[s->reactor_id], i, n);
+}
+
 /* True when the export was deleted (the connection may close early). */
 static inline bool tgt_session_orphaned(const struct tgt_session *s)
 {

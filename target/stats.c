@@ -19,6 +19,12 @@ static const char *const dur_names[TGT_DUR_N] = {
 	[TGT_DUR_DSYNC_WRITE] = "dsync_writes",
 };
 
+static const char *const zc_names[TGT_ZC_N] = {
+	[TGT_ZC_SENDS] = "sends",
+	[TGT_ZC_BYTES] = "bytes",
+	[TGT_ZC_COPIED] = "copied",
+};
+
 int tgt_stat_op_of(int rblk_opcode)
 {
 	switch (rblk_opcode) {
@@ -56,6 +62,8 @@ void tgt_stats_sum(struct tgt_io_stats *dst, const struct tgt_io_stats *src)
 	}
 	for (int i = 0; i < TGT_DUR_N; i++)
 		dst->dur[i] += ld(&src->dur[i]);
+	for (int i = 0; i < TGT_ZC_N; i++)
+		dst->zc[i] += ld(&src->zc[i]);
 }
 
 static int add_u64(json_object *o, const char *key, uint64_t v)
@@ -101,6 +109,12 @@ json_object *tgt_stats_to_json(const struct tgt_io_stats *s)
 		goto out_free;
 	for (int i = 0; i < TGT_DUR_N; i++)
 		if (add_u64(jd, dur_names[i], ld(&s->dur[i])))
+			goto out_free;
+	jd = json_object_new_object();
+	if (!jd || json_object_object_add(root, "zero_copy", jd))
+		goto out_free;
+	for (int i = 0; i < TGT_ZC_N; i++)
+		if (add_u64(jd, zc_names[i], ld(&s->zc[i])))
 			goto out_free;
 	return root;
 out_free:

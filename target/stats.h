@@ -50,9 +50,23 @@ enum tgt_dur_counter {
 	TGT_DUR_N
 };
 
+/*
+ * Zero-copy sends (TCP, docs/tcp.md): the sends the kernel read straight
+ * from the I/O buffers, the bytes they carried, and the notifications in
+ * which the kernel said it had copied after all (loopback, a device
+ * without scatter-gather).
+ */
+enum tgt_zc_counter {
+	TGT_ZC_SENDS,
+	TGT_ZC_BYTES,
+	TGT_ZC_COPIED,
+	TGT_ZC_N
+};
+
 struct tgt_io_stats {
 	struct tgt_op_stats op[TGT_STAT_NOPS];
 	uint64_t dur[TGT_DUR_N];	/* enum tgt_dur_counter */
+	uint64_t zc[TGT_ZC_N];		/* enum tgt_zc_counter */
 } __attribute__((aligned(64)));	/* one writer per cache line set */
 
 /* Maps an RBLK_OP_* opcode to its slot; -1 for an unknown opcode. */
@@ -118,13 +132,21 @@ static inline void tgt_stats_account_dur(struct tgt_io_stats *s, bool flush,
 		tgt_stat_inc(&s->dur[TGT_DUR_DSYNC_WRITE], dsync_writes);
 }
 
+/* Adds n to zero-copy counter i (writer thread only). */
+static inline void tgt_stats_account_zc(struct tgt_io_stats *s,
+					enum tgt_zc_counter i, uint64_t n)
+{
+	tgt_stat_inc(&s->zc[i], n);
+}
+
 /* dst += src, reading src with relaxed loads (any thread). */
 void tgt_stats_sum(struct tgt_io_stats *dst, const struct tgt_io_stats *src);
 
 /*
  * JSON form: {"read":{"ops":..,"bytes":..,"errors":..,"lat_ns_sum":..,
  * "lat_us_log2":[..]}, "write":{..}, ..., "durability":{"flush":..,
- * "fua":.., "fdatasync":.., "dsync_writes":..}}; NULL on ENOMEM.  The histogram
+ * "fua":.., "fdatasync":.., "dsync_writes":..}, "zero_copy":{"sends":..,
+ * "bytes":.., "copied":..}}; NULL on ENOMEM.  The histogram
  * array is trimmed after its last non-zero bucket.
  */
 json_object *tgt_stats_to_json(const struct tgt_io_stats *s);

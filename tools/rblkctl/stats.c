@@ -54,6 +54,21 @@ static void print_durability(json_object *stats, const char *indent)
 	       ctl_jint(d, "fdatasync"), ctl_jint(d, "dsync_writes"));
 }
 
+/* TCP zero-copy sends; nothing when there were none (RDMA, small I/O). */
+static void print_zero_copy(json_object *stats, const char *indent)
+{
+	json_object *z;
+	char b[32];
+
+	if (!json_object_object_get_ex(stats, "zero_copy", &z) ||
+	    ctl_jint(z, "sends") <= 0)
+		return;
+	printf("%szero copy: sends %" PRId64 ", bytes %s, copied %" PRId64 "\n",
+	       indent, ctl_jint(z, "sends"),
+	       rblk_human_size((uint64_t)ctl_jint(z, "bytes"), b, sizeof(b)),
+	       ctl_jint(z, "copied"));
+}
+
 void ctl_print_stats(json_object *stats, const char *indent);
 void ctl_print_stats(json_object *stats, const char *indent)
 {
@@ -76,6 +91,7 @@ void ctl_print_stats(json_object *stats, const char *indent)
 		       percentile_us(h, n, 0.5), percentile_us(h, n, 0.99));
 	}
 	print_durability(stats, indent);
+	print_zero_copy(stats, indent);
 }
 
 /* The volume's backend: commands at the store now, and how long the
