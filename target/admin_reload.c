@@ -114,6 +114,7 @@ static void target_changes(const struct tgt_config *o, const struct tgt_config *
 		{ "max_prelogin_per_host", o->max_prelogin_per_host != n->max_prelogin_per_host },
 		{ "rdma_poll", o->rdma_poll != n->rdma_poll },
 		{ "rdma_poll_us", o->rdma_poll_us != n->rdma_poll_us },
+		{ "tcp_zero_copy", o->tcp_zero_copy != n->tcp_zero_copy },
 		{ "admin_socket", !same_str(o->admin_socket, n->admin_socket) },
 		{ "volume_dir", !same_str(o->volume_dir, n->volume_dir) },
 	};

@@ -42,6 +42,7 @@ enum key_type {
 	KT_STRING,	/* listen_rdma: kept as written, empty = none */
 	KT_LOG_LEVEL,
 	KT_POLL,
+	KT_TCP_ZC,
 };
 
 struct target_key {
@@ -75,6 +76,9 @@ static const struct target_key target_keys[] = {
 	TK("rdma_poll", KT_POLL, rdma_poll),
 	TK("rdma_poll_us", KT_UINT, rdma_poll_us, .def = RBLK_POLL_US_DEFAULT,
 	   .max = RBLK_POLL_US_MAX, .note = " (microseconds)"),
+	/* auto: zero-copy sends where the kernel can say that it copied
+	 * anyway (then that connection stops asking); on: always; off. */
+	TK("tcp_zero_copy", KT_TCP_ZC, tcp_zero_copy),
 	TK("idle_timeout", KT_UINT, idle_timeout, .def = TGT_CFG_DEFAULT_IDLE_TIMEOUT,
 	   .max = 86400, .note = " (seconds, 0 = none)"),
 	TK("data_timeout", KT_UINT, data_timeout, .def = TGT_CFG_DEFAULT_DATA_TIMEOUT,
@@ -96,6 +100,12 @@ static const struct target_key target_keys[] = {
 	   .note = " (0 = no cap)"),
 };
 #undef TK
+
+static const char *const tcp_zc_names[] = {
+	[TGT_TCP_ZC_AUTO] = "auto",
+	[TGT_TCP_ZC_ON] = "on",
+	[TGT_TCP_ZC_OFF] = "off",
+};
 /* The parser marks keys seen in a section in one unsigned. */
 _Static_assert(ARRAY_SIZE(target_keys) <= 32, "seen-key bits");
 
@@ -353,6 +363,13 @@ static int target_key(struct parser *p, const struct target_key *k, char *v)
 		if (rblk_poll_mode_parse(v, CFG_FIELD(cfg, k, enum rblk_poll_mode)))
 			return perr(p, "field '%s': '%s' is not event|busy|adaptive", k->name, v);
 		return 0;
+	case KT_TCP_ZC:
+		for (unsigned i = 0; i < ARRAY_SIZE(tcp_zc_names); i++)
+			if (!strcmp(v, tcp_zc_names[i])) {
+				*CFG_FIELD(cfg, k, enum tgt_tcp_zc) = i;
+				return 0;
+			}
+		return perr(p, "field '%s': '%s' is not auto|on|off", k->name, v);
 	}
 	return 0;
 }
@@ -743,6 +760,11 @@ static void format_target_key(struct sbuf *b, const struct tgt_config *cfg,
 		if (*(const enum rblk_poll_mode *)f != RBLK_POLL_EVENT)
 			sb_printf(b, "%s = %s\n", k->name,
 				  rblk_poll_mode_str(*(const enum rblk_poll_mode *)f));
+		return;
+	case KT_TCP_ZC:
+		if (*(const enum tgt_tcp_zc *)f != TGT_TCP_ZC_AUTO)
+			sb_printf(b, "%s = %s\n", k->name,
+				  tcp_zc_names[*(const enum tgt_tcp_zc *)f]);
 		return;
 	}
 }

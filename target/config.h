@@ -50,6 +50,13 @@ struct tgt_volume_cfg {
 	int      line;			/* line of the [volume] header, 0 if built */
 };
 
+/* tcp_zero_copy: when answers go to the socket without a copy (tcp_send.c). */
+enum tgt_tcp_zc {
+	TGT_TCP_ZC_AUTO,	/* where the kernel reports that it did not copy */
+	TGT_TCP_ZC_ON,		/* always above the size threshold */
+	TGT_TCP_ZC_OFF,
+};
+
 struct tgt_config {
 	char   *listen_tcp[TGT_CFG_MAX_LISTEN];	/* "host:port", malloc'd */
 	unsigned n_listen_tcp;
@@ -70,6 +77,7 @@ struct tgt_config {
 	unsigned max_prelogin_per_host;	/* the same per source address */
 	enum rblk_poll_mode rdma_poll;	/* rdma_poll = event|busy|adaptive */
 	unsigned rdma_poll_us;		/* adaptive: spin this long after work */
+	enum tgt_tcp_zc tcp_zero_copy;	/* tcp_zero_copy = auto|on|off */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */
 	struct tgt_volume_cfg *vols;	/* malloc'd array */

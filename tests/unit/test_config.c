@@ -162,6 +162,7 @@ static const struct {
 	{ "[target]\nlisten_tcp = a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,a:13,a:14,a:15,a:16,a:17\n", 2, "more than" },
 	{ "[target]\nreactors = -1\n", 2, "'reactors'" },
 	{ "[target]\nreactors = many\n", 2, "'reactors'" },
+	{ "[target]\ntcp_zero_copy = yes\n", 2, "is not auto|on|off" },
 	{ "[target]\nreactors = 257\n", 2, "'reactors'" },
 	{ "[target]\nlog_level = chatty\n", 2, "'log_level'" },
 	{ "[target]\nmax_queue_depth = 0\n", 2, "'max_queue_depth'" },
@@ -309,7 +310,9 @@ static void test_keys_documented_and_written(void **state)
 		"idle_timeout = 61\ndata_timeout = 31\nstall_timeout = 6\n"
 		"max_connections = 99\nmax_connections_per_host = 98\nconn_buffer_mb = 2\n"
 		"host_buffer_mb = 3\nmax_prelogin = 97\nmax_prelogin_per_host = 96\n"
-		"listen_rdma = 10.0.0.1:4421\n", "t", &cfg, err, sizeof(err)), 0);
+		"listen_rdma = 10.0.0.1:4421\ntcp_zero_copy = off\n", "t", &cfg,
+		err, sizeof(err)), 0);
+	assert_int_equal(cfg.tcp_zero_copy, TGT_TCP_ZC_OFF);
 	t = tgt_config_format(&cfg);
 	assert_non_null(t);
 	for (i = 0; tgt_config_target_key(i); i++) {
