@@ -4,8 +4,7 @@
  * socket to a reactor; from then on everything is io_uring on that reactor:
  * one RECV in flight per connection (into the connection's receive buffer,
  * or straight into a WRITE request's pool buffer once its capsule has been
- * validated), one SENDMSG in flight carrying as many queued responses as
- * fit (one in flight keeps the byte stream ordered across partial sends).
+ * validated); answers go out through tcp_send.c.
  *
  * A graceful close never closes the socket with input unread: the kernel
  * would answer that with a reset and throw away the answers still in the
@@ -32,12 +31,11 @@
 #include "hostport.h"
 #include "log.h"
 #include "server.h"
+#include "tcp_int.h"
 #include "transport.h"
 
 #define TCP_RBUF_SIZE	(128u << 10)
 #define TCP_MAX_CTRL_PDU 4096		/* LOGIN, DISCOVER: small fixed PDUs */
-#define TCP_IOV_MAX	64
-#define TCP_CTRL_LIMIT	(256u << 10)	/* queued control bytes before we stop reading */
 #define TCP_DATA_MIN	(64u << 10)	/* first chunk of a WRITE payload, at least */
 #define TCP_LINGER_S	5		/* after our FIN, wait this long for the peer's */
 
@@ -45,66 +43,38 @@ struct tgt_listener {
 	struct tgt_server *srv;
 	int fd;
 	char addr[128];
+	enum tgt_tcp_zc zc_mode;	/* for its connections (tcp_send.c) */
+	bool zc_report;
 };
-
-/* One queued piece of output: a request's RSP (+ READ data) or a copy of
- * a control PDU. */
-struct tcp_tx {
-	struct tcp_tx *next;
-	struct tgt_req *req;		/* NULL for a control PDU */
-	struct iovec iov[2];
-	unsigned niov;
-	size_t total, sent;
-	uint8_t data[];			/* control PDU bytes */
-};
-_Static_assert(sizeof(struct tcp_tx) <= sizeof(((struct tgt_req *)0)->tp),
-	       "tcp_tx must fit in tgt_req.tp");
-
-struct tcp_conn {
-	struct tgt_conn c;		/* first: conn.c's view */
-	int fd;
-	struct tgt_event recv_ev, send_ev, kick_ev, work_ev, linger_ev;
-	struct tgt_work work;
-	bool recv_busy, send_busy, kick_busy;
-	bool paused;			/* conn.c said -EAGAIN */
-	bool rd_closed, wr_dead;
-	bool drain_reading;		/* stopping: still answering capsules */
-	bool discarding;		/* closing: input is read and dropped */
-	bool wr_shut;			/* FIN sent after the last answer */
-	bool linger_armed;		/* waiting for the peer's FIN (holds a ref) */
-	struct __kernel_timespec linger_ts;
-	uint8_t *rbuf;
-	uint32_t rhead, rtail;		/* unparsed bytes are [rhead, rtail) */
-	struct tgt_req *data_req;	/* WRITE payload being received */
-	uint32_t data_need, data_got;
-	bool data_direct;		/* the RECV in flight targets data_req */
-	uint32_t skip;			/* rest of a refused PDU to drop */
-	struct tcp_tx *tx_head, *tx_tail;
-	size_t ctrl_bytes;
-	struct msghdr msg;
-	struct iovec iov[TCP_IOV_MAX];
-};
-
-static struct tcp_conn *tc_of(struct tgt_conn *c)
-{
-	return (struct tcp_conn *)c;
-}
-
-#define TC_OF_EV(ev, member) \
-	((struct tcp_conn *)((char *)(ev) - offsetof(struct tcp_conn, member)))
 
 static void post_recv(struct tcp_conn *tc);
-static void flush_tx(struct tcp_conn *tc);
 static void parse(struct tcp_conn *tc);
 static void recv_done(struct tgt_event *ev, int res, uint32_t flags);
-static void send_done(struct tgt_event *ev, int res, uint32_t flags);
 static void kick_done(struct tgt_event *ev, int res, uint32_t flags);
 static void linger_done(struct tgt_event *ev, int res, uint32_t flags);
-static void drain_check(struct tcp_conn *tc);
-static void maybe_fin(struct tcp_conn *tc);
 static void linger_cancel(struct tcp_conn *tc);
 
 /* ---- listener (main thread) ----------------------------------------- */
+
+/* What tcp_zero_copy = want comes to on this kernel (probed once). */
+static enum tgt_tcp_zc zc_mode_for(enum tgt_tcp_zc want, bool *report)
+{
+	static int supported = -1;
+	static bool can_report;
+
+	if (supported < 0) {
+		supported = tcp_zc_probe(&can_report);
+		if (!supported)
+			rblk_info("tcp: this kernel has no zero-copy send: answers are copied");
+		else if (!can_report)
+			rblk_info("tcp: this kernel does not say when a zero-copy send copied: tcp_zero_copy = auto copies (on forces zero copy)");
+	}
+	*report = can_report;
+	if (want == TGT_TCP_ZC_OFF || !supported ||
+	    (want == TGT_TCP_ZC_AUTO && !can_report))
+		return TGT_TCP_ZC_OFF;
+	return want;
+}
 
 static int tcp_listen(struct tgt_server *srv, const char *addr,
 		      struct tgt_listener **lp)
@@ -148,6 +118,7 @@ static int tcp_listen(struct tgt_server *srv, const char *addr,
 		goto out_close;
 	}
 	freeaddrinfo(res);
+	l->zc_mode = zc_mode_for(srv->cfg.tcp_zero_copy, &l->zc_report);
 	rblk_info("listening on tcp %s", addr);
 	*lp = l;
 	return 0;
@@ -273,7 +244,7 @@ static int tcp_accept(struct tgt_listener *l)
 		tc->c.prelogin = src;
 		tc->fd = fd;
 		tc->recv_ev.done = recv_done;
-		tc->send_ev.done = send_done;
+		tcp_send_init(tc, l->zc_mode, l->zc_report);
 		tc->kick_ev.done = kick_done;
 		tc->linger_ev.done = linger_done;
 		tc->work.fn = adopt;
@@ -458,7 +429,7 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 				 "peer closed the connection" : strerror(-res));
 			tgt_conn_close(&tc->c, res != 0, why);
 		}
-		maybe_fin(tc);
+		tcp_maybe_fin(tc);
 		tgt_conn_put(&tc->c);
 		return;
 	}
@@ -471,9 +442,9 @@ static void recv_done(struct tgt_event *ev, int res, uint32_t flags)
 	}
 	parse(tc);
 	post_recv(tc);
-	drain_check(tc);
+	tcp_drain_check(tc);
 	settle(tc);
-	maybe_fin(tc);
+	tcp_maybe_fin(tc);
 	tgt_conn_put(&tc->c);
 }
 
@@ -540,7 +511,7 @@ static void start_discarding(struct tcp_conn *tc)
 	if (!tc->data_req)
 		tc->rhead = tc->rtail = 0;
 	post_recv(tc);
-	maybe_fin(tc);
+	tcp_maybe_fin(tc);
 }
 
 /*
@@ -548,7 +519,7 @@ static void start_discarding(struct tcp_conn *tc)
  * still running are answered SHUTTING_DOWN; once none is left running,
  * stop parsing, so the connection ends as soon as its answers are out.
  */
-static void drain_check(struct tcp_conn *tc)
+void tcp_drain_check(struct tcp_conn *tc)
 {
 	if (!tc->drain_reading || tc->c.nbusy || tc->data_req)
 		return;
@@ -561,9 +532,12 @@ static void linger_done(struct tgt_event *ev, int res, uint32_t flags)
 	struct tcp_conn *tc = TC_OF_EV(ev, linger_ev);
 
 	tc->linger_armed = false;
-	/* The peer has not closed its side in time: stop waiting for it. */
-	if (res == -ETIME && !tc->rd_closed)
+	/* The peer has not closed its side in time: stop waiting for it,
+	 * and for its acks of zero-copy sends (the pages come back). */
+	if (res == -ETIME && !tc->rd_closed) {
 		stop_reading(tc);
+		tcp_send_abort(tc);
+	}
 	tgt_conn_put(&tc->c);
 }
 
@@ -572,7 +546,7 @@ static void linger_done(struct tgt_event *ev, int res, uint32_t flags)
  * then wait for the peer's FIN (reading and dropping what it still sends)
  * before the socket is closed, TCP_LINGER_S at most.
  */
-static void maybe_fin(struct tcp_conn *tc)
+void tcp_maybe_fin(struct tcp_conn *tc)
 {
 	struct io_uring_sqe *sqe;
 
@@ -610,14 +584,14 @@ static void kick_done(struct tgt_event *ev, int res, uint32_t flags)
 	tc->kick_busy = false;
 	parse(tc);
 	post_recv(tc);
-	drain_check(tc);
+	tcp_drain_check(tc);
 	settle(tc);
-	maybe_fin(tc);
+	tcp_maybe_fin(tc);
 	tgt_conn_put(&tc->c);
 }
 
 /* Parse again on the next loop turn (never re-entrantly from conn.c). */
-static void kick(struct tcp_conn *tc)
+void tcp_kick(struct tcp_conn *tc)
 {
 	tgt_conn_defer_once(&tc->c, &tc->kick_ev, &tc->kick_busy);
 }
@@ -637,176 +611,7 @@ static void tcp_resume(struct tgt_conn *c)
 	struct tcp_conn *tc = tc_of(c);
 
 	tc->paused = false;
-	kick(tc);
-}
-
-/* ---- send path ------------------------------------------------------ */
-
-static void tx_release(struct tcp_conn *tc, struct tcp_tx *tx, int err)
-{
-	if (tx->req) {
-		tgt_req_sent(tx->req, err);
-	} else {
-		tc->ctrl_bytes -= tx->total;
-		free(tx);
-	}
-}
-
-/* Releases a list of sent tx (linked newest first), oldest first. */
-static void release_sent(struct tcp_conn *tc, struct tcp_tx *done)
-{
-	struct tcp_tx *in_order = NULL, *tx;
-
-	while ((tx = done)) {
-		done = tx->next;
-		tx->next = in_order;
-		in_order = tx;
-	}
-	while ((tx = in_order)) {
-		in_order = tx->next;
-		tx_release(tc, tx, 0);
-	}
-}
-
-static void send_done(struct tgt_event *ev, int res, uint32_t flags)
-{
-	struct tcp_conn *tc = TC_OF_EV(ev, send_ev);
-	bool was_limited = tc->ctrl_bytes > TCP_CTRL_LIMIT;
-	struct tcp_tx *done = NULL;
-	size_t left;
-
-	tc->send_busy = false;
-	/* Hold the connection: releasing requests drops references. */
-	if (res == -EINTR || res == -EAGAIN) {
-		flush_tx(tc);
-		tgt_conn_put(&tc->c);
-		return;
-	}
-	if (res <= 0) {
-		struct tcp_tx *tx;
-
-		if (!tc->wr_dead)
-			RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: send: %s",
-				 tgt_reactor_id(tc->c.r), tc->c.peer,
-				 strerror(res ? -res : EPIPE));
-		tc->wr_dead = true;
-		while ((tx = tc->tx_head)) {
-			tc->tx_head = tx->next;
-			if (!tc->tx_head)
-				tc->tx_tail = NULL;
-			tx_release(tc, tx, res ? res : -EPIPE);
-		}
-		tgt_conn_close(&tc->c, true, NULL);
-		tgt_conn_put(&tc->c);
-		return;
-	}
-	left = res;
-	while (left && tc->tx_head) {
-		struct tcp_tx *tx = tc->tx_head;
-		size_t n = tx->total - tx->sent;
-
-		if (n > left) {
-			tx->sent += left;	/* partial: resume mid-PDU */
-			break;
-		}
-		left -= n;
-		tc->tx_head = tx->next;
-		if (!tc->tx_head)
-			tc->tx_tail = NULL;
-		/* Released once the queue is consistent: a release may
-		 * queue more (conn.c's closing status). */
-		tx->next = done;
-		done = tx;
-	}
-	release_sent(tc, done);
-	flush_tx(tc);
-	if (was_limited && tc->ctrl_bytes <= TCP_CTRL_LIMIT)
-		kick(tc);
-	drain_check(tc);
-	maybe_fin(tc);
-	tgt_conn_put(&tc->c);
-}
-
-static void flush_tx(struct tcp_conn *tc)
-{
-	struct io_uring_sqe *sqe;
-	unsigned n = 0;
-
-	if (tc->send_busy || !tc->tx_head)
-		return;
-	tc->send_busy = true;
-	tgt_conn_get(&tc->c);
-	if (tc->wr_dead) {
-		tgt_reactor_defer(tc->c.r, &tc->send_ev, -EPIPE);
-		return;
-	}
-	for (struct tcp_tx *tx = tc->tx_head; tx && n < TCP_IOV_MAX; tx = tx->next) {
-		size_t skip = tx->sent;
-
-		for (unsigned i = 0; i < tx->niov && n < TCP_IOV_MAX; i++) {
-			if (skip >= tx->iov[i].iov_len) {
-				skip -= tx->iov[i].iov_len;
-				continue;
-			}
-			tc->iov[n].iov_base = (uint8_t *)tx->iov[i].iov_base + skip;
-			tc->iov[n].iov_len = tx->iov[i].iov_len - skip;
-			skip = 0;
-			n++;
-		}
-	}
-	memset(&tc->msg, 0, sizeof(tc->msg));
-	tc->msg.msg_iov = tc->iov;
-	tc->msg.msg_iovlen = n;
-	sqe = tgt_reactor_sqe(tc->c.r);
-	io_uring_prep_sendmsg(sqe, tc->fd, &tc->msg, MSG_NOSIGNAL);
-	tgt_sqe_set_event(sqe, &tc->send_ev);
-}
-
-static void queue_tx(struct tcp_conn *tc, struct tcp_tx *tx)
-{
-	tx->next = NULL;
-	tx->sent = 0;
-	if (tc->tx_tail)
-		tc->tx_tail->next = tx;
-	else
-		tc->tx_head = tx;
-	tc->tx_tail = tx;
-	flush_tx(tc);
-}
-
-static void tcp_send_rsp(struct tgt_req *req)
-{
-	struct tcp_tx *tx = (struct tcp_tx *)&req->tp;
-
-	tx->req = req;
-	tx->iov[0].iov_base = req->rsp;
-	tx->iov[0].iov_len = req->rsp_len;
-	tx->niov = 1;
-	if (req->data_len) {
-		tx->iov[1].iov_base = req->buf;
-		tx->iov[1].iov_len = req->data_len;
-		tx->niov = 2;
-	}
-	tx->total = req->rsp_len + req->data_len;
-	queue_tx(tc_of(req->conn), tx);
-}
-
-static int tcp_send_pdu(struct tgt_conn *c, const void *pdu, size_t len)
-{
-	struct tcp_conn *tc = tc_of(c);
-	struct tcp_tx *tx = malloc(sizeof(*tx) + len);
-
-	if (!tx)
-		return -ENOMEM;
-	memcpy(tx->data, pdu, len);
-	tx->req = NULL;
-	tx->iov[0].iov_base = tx->data;
-	tx->iov[0].iov_len = len;
-	tx->niov = 1;
-	tx->total = len;
-	tc->ctrl_bytes += len;
-	queue_tx(tc, tx);
-	return 0;
+	tcp_kick(tc);
 }
 
 /* ---- teardown -------------------------------------------------------- */
@@ -831,11 +636,7 @@ static void tcp_shutdown(struct tgt_conn *c, bool force)
 			io_uring_prep_cancel(sqe, &tc->recv_ev, 0);
 			tgt_sqe_set_event(sqe, NULL);
 		}
-		if (tc->send_busy) {
-			sqe = tgt_reactor_sqe(c->r);
-			io_uring_prep_cancel(sqe, &tc->send_ev, 0);
-			tgt_sqe_set_event(sqe, NULL);
-		}
+		tcp_send_abort(tc);
 		linger_cancel(tc);
 	} else if (c->draining && !tc->rd_closed && !tc->discarding) {
 		/* Stop of the target: keep reading for a while (see
@@ -847,14 +648,15 @@ static void tcp_shutdown(struct tgt_conn *c, bool force)
 	/* Capsules already buffered are handled on the next turn, never
 	 * from inside conn.c; a paused parse resumes to answer them. */
 	tc->paused = false;
-	kick(tc);
+	tcp_kick(tc);
 }
 
 static void tcp_free(struct tgt_conn *c)
 {
 	struct tcp_conn *tc = tc_of(c);
 
-	close(tc->fd);
+	if (tc->fd >= 0)
+		close(tc->fd);
 	free(tc->rbuf);
 	free(tc);
 }
