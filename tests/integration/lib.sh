@@ -96,13 +96,16 @@ stop_target() {
 }
 
 # write_conf FILE BACKEND VOLFILE [SIZE]: one-volume config on 127.0.0.1:$PORT.
+# RBLK_TCP_ZERO_COPY=auto|on|off sets tcp_zero_copy (11-tcp-zero-copy.sh
+# reruns tests with it on).
 write_conf() {
 	local conf=$1 backend=$2 file=$3 size=${4:-256M}
 	cat >"$conf" <<CONF
 [target]
 listen_tcp = 127.0.0.1:$PORT
 reactors = 2
-admin_socket = $conf.sock
+admin_socket = $conf.sock${RBLK_TCP_ZERO_COPY:+
+tcp_zero_copy = $RBLK_TCP_ZERO_COPY}
 
 [volume vol0]
 path = $file
