@@ -77,7 +77,7 @@ struct tgt_config {
 	unsigned max_prelogin_per_host;	/* the same per source address */
 	enum rblk_poll_mode rdma_poll;	/* rdma_poll = event|busy|adaptive */
 	unsigned rdma_poll_us;		/* adaptive: spin this long after work */
-	enum tgt_tcp_zc tcp_zero_copy;	/* tcp_zero_copy = auto|on|off */
+	enum tgt_tcp_zc tcp_zero_copy;	/* tcp_zero_copy = off|auto|on */
 	char   *admin_socket;		/* malloc'd; NULL = /run/rblk/target.sock */
 	char   *volume_dir;		/* malloc'd; NULL = /var/lib/rblk */
 	struct tgt_volume_cfg *vols;	/* malloc'd array */

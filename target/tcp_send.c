@@ -5,9 +5,9 @@
  * keeps the byte stream ordered across partial sends).
  *
  * Zero copy: a send that carries at least TCP_ZC_MIN bytes goes out as
- * SENDMSG_ZC, so the kernel hands the I/O buffers' pages to the device
- * instead of copying them into socket buffers (the copy was most of a
- * 128 KiB READ's CPU on the target, docs/benchmarks.md).  The kernel reads
+ * SENDMSG_ZC (tcp_zero_copy = on|auto), so the kernel hands the I/O
+ * buffers' pages to the device instead of copying them into socket
+ * buffers (the copy was a third of a 128 KiB READ's CPU on the target).  The kernel reads
  * those pages until the peer has acked them, well after the send's own
  * completion, and says so with a second, "notification" completion.  So:
  *
@@ -29,7 +29,8 @@
  * Where the kernel copies anyway (loopback, a device without
  * scatter-gather), zero copy only adds the notification: with
  * tcp_zero_copy = auto a connection stops asking once the kernel reports
- * a copy (IORING_SEND_ZC_REPORT_USAGE, Linux 6.2).
+ * a copy (IORING_SEND_ZC_REPORT_USAGE, Linux 6.2).  Off by default: on
+ * the benchmark's virtio link it cost more than the copy.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 # sends, tags reused before the kernel is done with the pages), the
 # counters must show the sends, and clients that never read or die
 # mid-answer must not keep the target's buffers.  auto must stop asking
-# on loopback (the kernel copies there) and off must never ask.
+# on loopback (the kernel copies there); off, the default, must never ask.
 . "$(dirname "$0")/lib.sh"
 require_target
 require_fio_engine
@@ -118,11 +118,12 @@ case_auto() {
 	stop_target
 }
 
-case_off() {
-	start_zc off
-	fio_zc off 65536 0 --rw=randread --bs=1M --iodepth=16 --size=64M --io_size=64M ||
-		return 1
-	[ "$(zc_counter "$CONF" sends)" -eq 0 ] || { echo "off made zero-copy sends"; return 1; }
+case_off() {	# MODE (empty: the default, which is off)
+	start_zc "$1"
+	fio_zc "off$1" 65536 0 --rw=randread --bs=1M --iodepth=16 --size=64M \
+		--io_size=64M || return 1
+	[ "$(zc_counter "$CONF" sends)" -eq 0 ] ||
+		{ echo "tcp_zero_copy ${1:-default} made zero-copy sends"; return 1; }
 	stop_target
 }
 
@@ -140,7 +141,8 @@ sub() { ( trap 'kill -KILL "${TARGET_PID:-}" 2>/dev/null' EXIT; "$@" ); }
 run_case on-verify sub case_on_verify
 run_case on-client-killed sub case_on_client_killed
 run_case auto sub case_auto
-run_case off sub case_off
+run_case off sub case_off off
+run_case default-off sub case_off ""
 run_case on-buffer-pressure sub case_on_rerun 45-buffer-pressure.sh
 run_case on-resource-caps sub case_on_rerun 47-resource-caps.sh
 exit $((nfail > 0))

@@ -310,9 +310,9 @@ static void test_keys_documented_and_written(void **state)
 		"idle_timeout = 61\ndata_timeout = 31\nstall_timeout = 6\n"
 		"max_connections = 99\nmax_connections_per_host = 98\nconn_buffer_mb = 2\n"
 		"host_buffer_mb = 3\nmax_prelogin = 97\nmax_prelogin_per_host = 96\n"
-		"listen_rdma = 10.0.0.1:4421\ntcp_zero_copy = off\n", "t", &cfg,
+		"listen_rdma = 10.0.0.1:4421\ntcp_zero_copy = auto\n", "t", &cfg,
 		err, sizeof(err)), 0);
-	assert_int_equal(cfg.tcp_zero_copy, TGT_TCP_ZC_OFF);
+	assert_int_equal(cfg.tcp_zero_copy, TGT_TCP_ZC_AUTO);
 	t = tgt_config_format(&cfg);
 	assert_non_null(t);
 	for (i = 0; tgt_config_target_key(i); i++) {
