@@ -42,6 +42,14 @@ vm_case_names() {	# guest-script
 }
 
 # The first lines of a kernel crash in a console log (empty if none).
+# vm_kernel_release PREPARE-OUTPUT: the release of the guest kernel
+# RBLK_VM_KERNEL picks (6.12 or new), from `prepare -q -p`'s lines.
+vm_kernel_release() {
+	local kvar=VM_KVER
+	[ "${RBLK_VM_KERNEL:-6.12}" = new ] && kvar=VM_KVER_NEW
+	sed -n "s/^$kvar=//p" <<<"$1"
+}
+
 vm_crash_lines() {	# console-log [lines]
 	awk -v n="${2:-6}" '
 		!on && /(Oops|BUG:|Kernel panic|general protection fault|double fault|kernel BUG|Unable to handle)/ { on = 1 }
@@ -102,9 +110,8 @@ _vm_suite_main() {	# runner name runner-args...
 	esac
 	# Which kernel the suite ran on belongs in its results (tests/run
 	# prints this line's release after the suite's cases).
-	local kvar=VM_KVER kver
-	[ "${RBLK_VM_KERNEL:-6.12}" = new ] && kvar=VM_KVER_NEW
-	kver=$(echo "$out" | sed -n "s/^$kvar=//p")
+	local kver
+	kver=$(vm_kernel_release "$out")
 	[ -z "$kver" ] || echo "vm_suite: $name: guest kernel $kver (RBLK_VM_KERNEL=${RBLK_VM_KERNEL:-6.12})"
 	VM_SCRATCH=$RBLK_BUILD/vm/$name
 	local attempt console crash started consoles=() rerun= boot_fails=0
