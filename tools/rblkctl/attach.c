@@ -72,14 +72,6 @@ static int access_ublkc(int id)
 	return access(path, F_OK) == 0;
 }
 
-static int dev_exists(int id)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/dev/ublkb%d", id);
-	return access(path, F_OK) == 0;
-}
-
 /* ---- attach ------------------------------------------------------------- */
 
 static void attach_usage(FILE *f)
@@ -258,7 +250,7 @@ static int wait_gone(pid_t pid, pid_t sup, int id, int dev_too, int64_t deadline
 {
 	while (rblk_now_ms() < deadline) {
 		if (!ini_pid_alive(pid) && !ini_pid_alive(sup) &&
-		    (!dev_too || !dev_exists(id)))
+		    (!dev_too || !ctl_blk_exists(id)))
 			return 0;
 		usleep(50000);
 	}
@@ -321,7 +313,7 @@ static int detach_one(int id, int timeout_s)
 	 * removes one made without recovery by itself, soon. */
 	if (!strcmp(s.recovery, "off") || !s.recovery[0])
 		wait_gone(0, 0, id, 1, rblk_now_ms() + 5000);
-	if (dev_exists(id) || access_ublkc(id))
+	if (ctl_blk_exists(id) || access_ublkc(id))
 		cleanup_dev(id);
 	if (wait_gone(0, 0, id, 1, rblk_now_ms() + 15000)) {
 		fprintf(stderr, "rblkctl detach: /dev/ublkb%d did not go away\n", id);
