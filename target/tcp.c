@@ -62,6 +62,9 @@ static enum tgt_tcp_zc zc_mode_for(enum tgt_tcp_zc want, bool *report)
 	static int supported = -1;
 	static bool can_report;
 
+	*report = false;
+	if (want == TGT_TCP_ZC_OFF)
+		return TGT_TCP_ZC_OFF;		/* the default: nothing to probe */
 	if (supported < 0) {
 		supported = tcp_zc_probe(&can_report);
 		if (!supported)
@@ -70,8 +73,7 @@ static enum tgt_tcp_zc zc_mode_for(enum tgt_tcp_zc want, bool *report)
 			rblk_info("tcp: this kernel does not say when a zero-copy send copied: tcp_zero_copy = auto copies (on forces zero copy)");
 	}
 	*report = can_report;
-	if (want == TGT_TCP_ZC_OFF || !supported ||
-	    (want == TGT_TCP_ZC_AUTO && !can_report))
+	if (!supported || (want == TGT_TCP_ZC_AUTO && !can_report))
 		return TGT_TCP_ZC_OFF;
 	return want;
 }
