@@ -51,7 +51,7 @@ enum tgt_dur_counter {
 };
 
 /*
- * Zero-copy sends (TCP, docs/tcp.md): the sends the kernel read straight
+ * Zero-copy sends (TCP, docs/target.md): the sends the kernel read straight
  * from the I/O buffers, the bytes they carried, and the notifications in
  * which the kernel said it had copied after all (loopback, a device
  * without scatter-gather).

@@ -2,7 +2,8 @@
 /*
  * Internals of the target TCP transport shared by its files: tcp.c
  * (listener, receive path, close) and tcp_send.c (answers out, zero-copy
- * sends).  docs/tcp.md describes the design.
+ * sends).  docs/target.md ("Connections and transports") describes the
+ * design.
  */
 #ifndef RBLK_TARGET_TCP_INT_H
 #define RBLK_TARGET_TCP_INT_H

@@ -7,9 +7,10 @@
  * Zero copy: a send that carries at least TCP_ZC_MIN bytes goes out as
  * SENDMSG_ZC (tcp_zero_copy = on|auto), so the kernel hands the I/O
  * buffers' pages to the device instead of copying them into socket
- * buffers (the copy was a third of a 128 KiB READ's CPU on the target).  The kernel reads
- * those pages until the peer has acked them, well after the send's own
- * completion, and says so with a second, "notification" completion.  So:
+ * buffers (the copy was about 40 % of a 128 KiB READ's CPU on the
+ * target).  The kernel reads those pages until the peer has acked them,
+ * well after the send's own completion, and says so with a second,
+ * "notification" completion.  So:
  *
  *  - the request slot is released at the send's completion as before (the
  *    client may reuse the tag as soon as it has the answer, which can be
