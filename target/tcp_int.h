@@ -41,7 +41,7 @@ struct tcp_conn {
 	int fd;				/* -1 once closed early (tcp_send_abort) */
 	struct tgt_event recv_ev, send_ev, kick_ev, work_ev, linger_ev;
 	struct tgt_work work;
-	bool recv_busy, send_busy, kick_busy;
+	bool recv_busy, kick_busy;
 	bool paused;			/* conn.c said -EAGAIN */
 	bool rd_closed, wr_dead;
 	bool drain_reading;		/* stopping: still answering capsules */
@@ -58,7 +58,8 @@ struct tcp_conn {
 	/* send side (tcp_send.c) */
 	struct tcp_tx *tx_head, *tx_tail;
 	size_t ctrl_bytes;
-	struct tgt_event *send_inflight; /* send_ev or a zero-copy send's */
+	struct tgt_event *send_inflight; /* the send in flight (send_ev or a
+					  * zero-copy send's); NULL: none */
 	enum tgt_tcp_zc zc_mode;	/* OFF once the kernel said it copies */
 	bool zc_report;			/* the kernel says when it copied */
 	struct tcp_zc *zc_head, *zc_tail; /* zero-copy sends not yet notified */

@@ -117,7 +117,6 @@ static void sent(struct tcp_conn *tc, int res)
 	struct tcp_tx *done = NULL;
 	size_t left;
 
-	tc->send_busy = false;
 	tc->send_inflight = NULL;
 	/* Hold the connection: releasing requests drops references. */
 	if (res == -EINTR || res == -EAGAIN) {
@@ -274,9 +273,8 @@ static void flush_tx(struct tcp_conn *tc)
 	struct tcp_zc *zs = NULL;
 	unsigned n = 0;
 
-	if (tc->send_busy || !tc->tx_head)
+	if (tc->send_inflight || !tc->tx_head)
 		return;
-	tc->send_busy = true;
 	tgt_conn_get(&tc->c);
 	tc->send_inflight = &tc->send_ev;
 	if (tc->wr_dead) {
@@ -382,7 +380,7 @@ void tcp_send_abort(struct tcp_conn *tc)
 {
 	struct io_uring_sqe *sqe;
 
-	if (tc->send_busy && tc->send_inflight) {
+	if (tc->send_inflight) {
 		sqe = tgt_reactor_sqe(tc->c.r);
 		io_uring_prep_cancel(sqe, tc->send_inflight, 0);
 		tgt_sqe_set_event(sqe, NULL);
