@@ -75,9 +75,23 @@ static int add_u64(json_object *o, const char *key, uint64_t v)
 	return json_object_object_add(o, key, j);
 }
 
+/* root[key] = { names[i]: v[i] } for the n counters (relaxed loads). */
+static int add_counters(json_object *root, const char *key,
+			const char *const *names, const uint64_t *v, int n)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o || json_object_object_add(root, key, o))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (add_u64(o, names[i], ld(&v[i])))
+			return -1;
+	return 0;
+}
+
 json_object *tgt_stats_to_json(const struct tgt_io_stats *s)
 {
-	json_object *root = json_object_new_object(), *jd;
+	json_object *root = json_object_new_object();
 
 	if (!root)
 		return NULL;
@@ -104,18 +118,9 @@ json_object *tgt_stats_to_json(const struct tgt_io_stats *s)
 					(int64_t)ld(&o->hist[b]))))
 				goto out_free;
 	}
-	jd = json_object_new_object();
-	if (!jd || json_object_object_add(root, "durability", jd))
+	if (add_counters(root, "durability", dur_names, s->dur, TGT_DUR_N) ||
+	    add_counters(root, "zero_copy", zc_names, s->zc, TGT_ZC_N))
 		goto out_free;
-	for (int i = 0; i < TGT_DUR_N; i++)
-		if (add_u64(jd, dur_names[i], ld(&s->dur[i])))
-			goto out_free;
-	jd = json_object_new_object();
-	if (!jd || json_object_object_add(root, "zero_copy", jd))
-		goto out_free;
-	for (int i = 0; i < TGT_ZC_N; i++)
-		if (add_u64(jd, zc_names[i], ld(&s->zc[i])))
-			goto out_free;
 	return root;
 out_free:
 	json_object_put(root);
