@@ -16,6 +16,10 @@
 # perf starts disabled and is enabled through its control FIFO once it is
 # up (it takes seconds to start here; sampling "for N s" from its start
 # missed most of a fio run).  Each table says how many samples it kept.
+# Each row also checks the sampler: the share of samples outside the idle
+# task against /proc/stat's busy share over the same window.  They should
+# agree; a row where they differ by more than 10 points is flagged, as a
+# warning that the samples did not land where the CPU time went.
 #   RBLK_BENCH_PF_RUNTIME=10   seconds per workload
 #   RBLK_BENCH_PF_FREQ=250     samples per second per CPU
 #   RBLK_BENCH_PF_WORKLOADS="randread:32 randwrite:32 randread:1"
@@ -95,11 +99,18 @@ copy_split() {
 				print line sprintf(" %.1f |", t) } }'
 }
 
+# stat_busy_idle: the busy and the idle jiffies of all CPUs so far
+# (user nice system irq softirq steal; idle iowait).
+stat_busy_idle() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat
+}
+
 # sample PEER TAG DEV RW QD BS: one fio run on DEV under perf; appends a
 # row to $W/rows-TAG, the command x object table to $W/funcs-TAG and,
 # with COPIES, the copy split to $W/copies-TAG.
 sample() {
 	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 bs=$6 data=$W/$1-$2.data ppid ios kept a
+	local stat0 stat1 stat_pct
 	local callers=()
 	[ "$COPIES" = 1 ] && callers=(-g)
 	rm -f "$W/ctl" "$W/ack" && mkfifo "$W/ctl" "$W/ack"
@@ -110,15 +121,20 @@ sample() {
 	perf_ctl() { echo "$1" >&8; read -r -t 120 a <&9 && [ "$a" = ack ] ||
 		{ cat "$data.log"; die "perf did not take '$1'"; }; }
 	perf_ctl enable
+	stat0=$(stat_busy_idle)
 	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" --bs="$bs" \
 		--iodepth="$qd" --size=64M --time_based --runtime="$RT" --norandommap \
 		--output-format=json --output="$W/$peer-$tag.json" >/dev/null 2>&1 ||
 		die "fio $tag on $peer failed"
+	stat1=$(stat_busy_idle)
 	perf_ctl disable
 	kill -INT "$ppid"; wait "$ppid"
 	exec 8>&- 9>&-
 	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$peer-$tag.json")
 	[ "${ios:-0}" -gt 0 ] || die "fio $tag on $peer did no I/O"
+	stat_pct=$(awk -v a="$stat0" -v b="$stat1" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		busy = y[1] - x[1]; all = busy + y[2] - x[2]
+		printf "%.0f", (all > 0 ? 100 * busy / all : 0) }')
 	kept=$(perf report -i "$data" --stdio --sort comm 2>/dev/null |
 		sed -n 's/^# Samples: \([0-9.]*[kKM]*\).*/\1/p' | head -n 1)
 	# share per command, summed by group, as CPU µs per I/O: the share of
@@ -127,12 +143,14 @@ sample() {
 		awk '/^ *[0-9.]+%/ { sub(/%/, "", $1); print $2, $1 }' |
 		while read -r comm pct; do echo "$(group "$comm") $pct"; done |
 		awk -v n="$ios" -v cpu="$NCPU" -v rt="$RT" -v peer="$peer" -v kept="$kept" \
-			-v order="${GROUPS_[*]}" '
+			-v order="${GROUPS_[*]}" -v stat_pct="$stat_pct" '
 			{ pct[$1] += $2 }
 			END { k = split(order, g, " "); busy = 0
 				for (i = 1; i <= k; i++) if (g[i] != "idle") busy += pct[g[i]]
 				us = cpu * rt * 1e6 / n / 100
-				printf "| %s | %d | %s | %.0f |", peer, n / rt, kept, busy * us
+				d = busy - stat_pct; if (d < 0) d = -d
+				printf "| %s | %d | %s | %.0f / %d%s | %.0f |", peer, n / rt, kept,
+					busy, stat_pct, (d > 10 ? " **(disagree)**" : ""), busy * us
 				for (i = 1; i <= k; i++) printf " %.0f |", pct[g[i]] * us
 				printf "\n" }' >>"$W/rows-$tag"
 	{
@@ -182,14 +200,17 @@ fi
 	echo "Groups: reactor = rblk-target's reactor and io_uring workers;"
 	echo "kworker = kernel workers (rxe's packet work, the block layer's); idle ="
 	echo "\`swapper\`. Softirq work is counted to whichever command it interrupted."
+	echo "busy % perf / /proc/stat: the samples' share outside the idle task, and"
+	echo "the kernel's busy share of the same window; \"disagree\" when they differ"
+	echo "by more than 10 points (then the row's split is not to be trusted)."
 	[ "$TRANSPORT" = tcp ] && echo "rblk over TCP, alone (nvmet-rdma-up has no TCP)."
 	for wl in $WORKLOADS; do
 		wl_fields "$wl"
 		echo
 		echo "### $bs $rw QD$qd"
 		echo
-		echo "| peer | IOPS | samples | busy CPU µs/IO | $(printf '%s | ' "${GROUPS_[@]}")"
-		echo "|---|---:|---:|---:|$(printf -- '---:|%.0s' "${GROUPS_[@]}")"
+		echo "| peer | IOPS | samples | busy % perf / /proc/stat | busy CPU µs/IO | $(printf '%s | ' "${GROUPS_[@]}")"
+		echo "|---|---:|---:|---:|---:|$(printf -- '---:|%.0s' "${GROUPS_[@]}")"
 		cat "$W/rows-$tag"
 		cat "$W/funcs-$tag"
 		if [ "$COPIES" = 1 ]; then
