@@ -9,13 +9,8 @@
 # While fio runs, perf samples every CPU (cpu-clock); the samples are
 # split by command group, as CPU µs per I/O, and by command and object
 # (the kernel, our binaries, the libraries).
-#
-# Two things make perf usable on this emulated CPU: throttling is off
-# (kernel.perf_cpu_time_max_percent = 0; one sample interrupt takes long
-# enough here that the kernel would soon lower the sampling rate), and
-# perf starts disabled and is enabled through its control FIFO once it is
-# up (it takes seconds to start here; sampling "for N s" from its start
-# missed most of a fio run).  Each table says how many samples it kept.
+# How perf is made usable on this emulated CPU: tools/bench/perf-lib.sh.
+# Each table says how many samples it kept.
 # Each row also checks the sampler: the share of samples outside the idle
 # task against /proc/stat's busy share over the same window.  They should
 # agree; a row where they differ by more than 10 points is flagged, as a
@@ -34,6 +29,7 @@
 set -u
 BENCH_NAME=profile
 . "$RBLK_ROOT/tools/bench/guest-lib.sh"
+. "$RBLK_ROOT/tools/bench/perf-lib.sh"
 RT=${RBLK_BENCH_PF_RUNTIME:-10}
 FREQ=${RBLK_BENCH_PF_FREQ:-250}
 WORKLOADS=${RBLK_BENCH_PF_WORKLOADS:-randread:32 randwrite:32 randread:1}
@@ -43,9 +39,7 @@ case $TRANSPORT in rdma|tcp) ;; *) die "RBLK_BENCH_PF_TRANSPORT: rdma or tcp, no
 OUT=${RBLK_VM_SCRATCH:-/tmp}/profile.md
 W=/tmp/pf
 mkdir -p "$W"
-command -v perf >/dev/null || die "perf is not installed (Debian: linux-perf)"
-sysctl -qw kernel.perf_event_paranoid=-1 kernel.kptr_restrict=0 \
-	kernel.perf_cpu_time_max_percent=0 || die "cannot set the perf sysctls"
+perf_setup
 rdma_ublk_up
 modprobe brd rd_nr=2 rd_size=262144 || die "modprobe brd failed"
 NCPU=$(nproc)
@@ -99,37 +93,24 @@ copy_split() {
 				print line sprintf(" %.1f |", t) } }'
 }
 
-# stat_busy_idle: the busy and the idle jiffies of all CPUs so far
-# (user nice system irq softirq steal; idle iowait).
-stat_busy_idle() {
-	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat
-}
-
 # sample PEER TAG DEV RW QD BS: one fio run on DEV under perf; appends a
 # row to $W/rows-TAG, the command x object table to $W/funcs-TAG and,
 # with COPIES, the copy split to $W/copies-TAG.
 sample() {
-	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 bs=$6 data=$W/$1-$2.data ppid ios kept a
+	local peer=$1 tag=$2 dev=$3 rw=$4 qd=$5 bs=$6 data=$W/$1-$2.data ios kept
 	local stat0 stat1 stat_pct
 	local callers=()
 	[ "$COPIES" = 1 ] && callers=(-g)
-	rm -f "$W/ctl" "$W/ack" && mkfifo "$W/ctl" "$W/ack"
-	perf record -q -a -e cpu-clock -F "$FREQ" "${callers[@]}" -D -1 --control "fifo:$W/ctl,$W/ack" \
-		-o "$data" >"$data.log" 2>&1 &
-	ppid=$!
-	exec 8<>"$W/ctl" 9<>"$W/ack"
-	perf_ctl() { echo "$1" >&8; read -r -t 120 a <&9 && [ "$a" = ack ] ||
-		{ cat "$data.log"; die "perf did not take '$1'"; }; }
-	perf_ctl enable
+	perf_start "$data" "$FREQ" "${callers[@]}"
+	perf_ctl enable || die "perf did not take 'enable'"
 	stat0=$(stat_busy_idle)
 	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" --bs="$bs" \
 		--iodepth="$qd" --size=64M --time_based --runtime="$RT" --norandommap \
 		--output-format=json --output="$W/$peer-$tag.json" >/dev/null 2>&1 ||
 		die "fio $tag on $peer failed"
 	stat1=$(stat_busy_idle)
-	perf_ctl disable
-	kill -INT "$ppid"; wait "$ppid"
-	exec 8>&- 9>&-
+	perf_ctl disable || die "perf did not take 'disable'"
+	perf_stop
 	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$peer-$tag.json")
 	[ "${ios:-0}" -gt 0 ] || die "fio $tag on $peer did no I/O"
 	stat_pct=$(awk -v a="$stat0" -v b="$stat1" 'BEGIN { split(a, x, " "); split(b, y, " ")
