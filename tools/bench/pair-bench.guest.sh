@@ -26,9 +26,15 @@
 #   RBLK_BENCH_PAIR_STORE=brd  the backing store: brd (RAM disk) or file (tmpfs)
 #   RBLK_BENCH_WORKLOADS  a glob on the workload tags (default: all)
 #   RBLK_BENCH_LINK_ONLY=1   measure the link and stop
+#   RBLK_BENCH_PAIR_PERF=1   also sample this (the client) node's CPUs with perf
+#                            over each point's window: profile.tsv, one line per
+#                            point (see profile_point).  The sampling costs the
+#                            node CPU: a run with it is for the split, not the
+#                            IOPS table.
 set -u
 . "$RBLK_ROOT/tests/vm/guest/lib.sh"
 . "$RBLK_ROOT/tests/vm/guest/pair.sh"
+. "$RBLK_ROOT/tools/bench/perf-lib.sh"
 B=$RBLK_BUILD
 FIO=$(cat "$B/fio-bin" 2>/dev/null || command -v fio)
 S=$RBLK_VM_SCRATCH
@@ -47,6 +53,11 @@ mkdir -p "$W"
 : >"$S/points.tsv"; : >"$S/failed"
 die() { echo "pair-bench: $*"; echo "setup: $*" >>"$S/failed"; exit 1; }
 say() { echo "pair-bench: $*"; }
+PERF=${RBLK_BENCH_PAIR_PERF:-0}
+if [ "$PERF" = 1 ]; then
+	perf_setup
+	: >"$S/profile.tsv"
+fi
 
 # Peers: NAME|KIND|LINK|TARGET-CONF-LINE|ATTACH-OPTS.  KIND rblk: rblk-target
 # on the target node, rblkctl attach here; KIND nvme: the kernel's nvmet on
@@ -198,16 +209,23 @@ point() {
 	local peer=$1 link=$2 tag=$3 side=$4 json fpid tgt cli
 	shift 4
 	json=$W/$peer-$tag-$REP.json
+	[ "$PERF" = 1 ] && perf_start "$W/perf.data" "$PERF_FREQ"
 	timeout $((RT + 60)) "$FIO" --name="$peer" --filename="$DEV" --ioengine=io_uring --direct=1 \
 		"$@" --time_based --runtime="$RT" --norandommap --randrepeat=0 --lat_percentiles=1 \
 		--output-format=json --output="$json" >"$json.stdout" 2>&1 &
 	fpid=$!
 	nap 2
+	# fio started while perf was disabled, so perf saw no fork or comm of
+	# its processes: they are told apart by pid (found before the window,
+	# which pgrep's own CPU would blur).
+	[ "$PERF" = 1 ] && FIO_PIDS=$(pgrep -d ' ' -x fio)
 	# The target node samples in the background, this node in the foreground.
 	tnode -t $((WIN + 30)) "$SAMPLER
 PIDS=\$(pgrep -d ' ' -x rblk-target); HZ=$HZ
 sample $WIN" >"$W/tgt.sample" &
+	[ "$PERF" = 1 ] && { perf_ctl enable || die "perf did not take 'enable'"; }
 	cli=$(PIDS=$CPIDS sample "$WIN")
+	[ "$PERF" = 1 ] && { perf_ctl disable || die "perf did not take 'disable'"; perf_stop; }
 	wait $!
 	tgt=$(tail -n 1 "$W/tgt.sample")
 	if ! wait "$fpid"; then
@@ -231,6 +249,48 @@ sample $WIN" >"$W/tgt.sample" &
 		  per($t[3]; $t), per($c[3]; $c)
 		] | map(tostring) | join("\t")' "$json" >>"$S/points.tsv"
 	say "  $(tail -n 1 "$S/points.tsv")"
+	[ "$PERF" = 1 ] &&
+		profile_point "$W/perf.data" "$peer" "$link" "$tag" "$(jq ".jobs[0].$side.iops" "$json")" "$cli" "$FIO_PIDS"
+}
+
+# ---- the client node's profile (RBLK_BENCH_PAIR_PERF=1) -------------------------------
+PERF_FREQ=250
+# profile_point DATA PEER LINK TAG IOPS CLI FIO-PIDS: appends to
+# profile.tsv peer link workload repeat perf_busy_pct stat_busy_pct, then
+# CPU µs per I/O of fio rblk-initiator kworker softirq idle other, and
+# keeps perf's reports by process (perf-PEER-TAG-REPEAT.txt) and by
+# process and function (perf-PEER-TAG-REPEAT-sym.txt, 0.5 % and up).
+# perf_busy_pct is the samples' share outside the idle task,
+# stat_busy_pct the busy share /proc/stat counted over the same window
+# (CLI, sample's output): they should agree, and the report flags a
+# point where they do not.
+profile_point() {
+	local data=$1 peer=$2 link=$3 tag=$4 iops=$5 cli=$6 fio_pids=$7
+	perf report -i "$data" --stdio --no-children --sort pid,sym --percent-limit 0.5 \
+		>"$S/perf-$peer-$tag-$REP-sym.txt" 2>/dev/null
+	perf report -i "$data" --stdio --no-children --sort pid 2>/dev/null |
+		tee "$S/perf-$peer-$tag-$REP.txt" |
+		awk -v peer="$peer" -v link="$link" -v tag="$tag" -v rep="$REP" -v iops="$iops" \
+			-v cli="$cli" -v hz="$HZ" -v ncpu="$(nproc)" -v fio_pids="$fio_pids" '
+		BEGIN { n = split(fio_pids, f, " "); for (i = 1; i <= n; i++) is_fio[f[i]] = 1 }
+		# "  12.34%  PID:COMM" (a COMM may hold a colon: kworker/u8:1)
+		/^ *[0-9.]+%/ { p = $1; sub(/%/, "", p); k = index($2, ":")
+			pid = substr($2, 1, k - 1); c = substr($2, k + 1)
+			if (pid in is_fio) g = "fio"
+			else if (c == "fio" || c == "rblk-initiator") g = c
+			else if (c ~ /^(kworker|kthreadd)/) g = "kworker"
+			else if (c ~ /^ksoftirqd/) g = "softirq"
+			else if (c == "swapper") g = "idle"
+			else g = "other"
+			pct[g] += p }
+		END { split(cli, w, " "); sec = w[3] / 1000; ios = iops * sec
+			if (ios <= 0 || sec <= 0) exit
+			stat = 100 * w[1] / hz / (ncpu * sec)
+			us = ncpu * sec * 1e6 / ios / 100
+			line = peer "\t" link "\t" tag "\t" rep "\t" sprintf("%.0f", 100 - pct["idle"]) "\t" sprintf("%.0f", stat)
+			n = split("fio rblk-initiator kworker softirq idle other", col, " ")
+			for (i = 1; i <= n; i++) line = line "\t" sprintf("%.0f", pct[col[i]] * us)
+			print line }' >>"$S/profile.tsv"
 }
 
 # ---- the runs -------------------------------------------------------------------------
