@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "disk_sched.h"
 #include "log.h"
 #include "opts.h"
 #include "path_monitor.h"
@@ -433,6 +434,23 @@ static void fill_state(struct ini_dev *d, const char *state)
 		s->started = d->old.started;
 		s->recoveries = d->old.recoveries;
 	}
+}
+
+/* A new disk's I/O scheduler to none (disk_sched.c says why); a disk
+ * that cannot is slower, not broken. */
+static void no_scheduler(unsigned dev_id)
+{
+	char path[64], was[32];
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/block/ublkb%u/queue/scheduler", dev_id);
+	ret = ini_disk_sched_none(path, was, sizeof(was));
+	if (ret < 0)
+		rblk_warn("%s: cannot set it to none: %s; the kernel's choice stays",
+			  path, strerror(-ret));
+	else if (ret > 0)
+		rblk_info("/dev/ublkb%u: I/O scheduler none (the kernel gave it %s)",
+			  dev_id, was);
 }
 
 static void set_state(struct ini_dev *d, const char *state)
@@ -951,6 +969,7 @@ int main(int argc, char **argv)
 			ini_state_remove(d->info.dev_id);
 			_exit(1);
 		}
+		no_scheduler(d->info.dev_id);
 	}
 	set_state(d, "live");
 	if (d->npaths > 1) {

@@ -69,6 +69,10 @@ stop_tgt() {	# [SIGNAL]
 }
 
 # attach [rblkctl attach options]: sets DEV (/dev/ublkbN).
+sched_file() {	# DEV: its I/O scheduler's sysfs file
+	echo "/sys/block/${1#/dev/}/queue/scheduler"
+}
+
 attach() {
 	DEV=$(timeout 90 "$CTL" attach --target "$ADDR:$PORT" --volume vol0 \
 		--transport "$TRANSPORT" "$@" 2>"$CASE_TMP/attach.err")
@@ -185,6 +189,10 @@ case_attach_list_detach() {
 	attach --queues 2 --depth 16
 	attach --queues 1
 	dev2=$DEV
+	# One hardware queue: the kernel would give it mq-deadline, the
+	# initiator sets none (initiator/disk_sched.c).
+	grep -q '\[none\]' "$(sched_file "$dev2")" ||
+		fail "$dev2's I/O scheduler: $(cat "$(sched_file "$dev2")"), not none"
 	"$CTL" list
 	[ "$("$CTL" list | grep -c ' live ')" -eq 2 ] || fail "list does not show two live devices"
 	"$CTL" list --json >list.json
@@ -584,6 +592,8 @@ case_recovery_auto() {
 	id=${DEV#/dev/ublkb}
 	jq -e '.recovery == "auto" and .supervisor > 0' "/run/rblk/ublkb$id.json" >/dev/null ||
 		fail "state file: recovery $(jq -r .recovery /run/rblk/ublkb$id.json), supervisor $(jq -r .supervisor /run/rblk/ublkb$id.json)"
+	# The admin's choice of scheduler outlives a new server.
+	echo mq-deadline >"$(sched_file "$DEV")" || fail "cannot set $DEV's scheduler"
 	xfs_fio_start
 	pid=$(state_pid "$DEV") || fail "no pid in the state file"
 	t0=$(_usecs)
@@ -592,6 +602,8 @@ case_recovery_auto() {
 	t1=$(_usecs)
 	log "kill -9 of $pid: new server $(state_pid "$DEV") live after $(((t1 - t0) / 1000)) ms"
 	[ -b "$DEV" ] || fail "$DEV is gone"
+	grep -q '\[mq-deadline\]' "$(sched_file "$DEV")" ||
+		fail "the new server changed $DEV's scheduler to $(cat "$(sched_file "$DEV")")"
 	xfs_fio_check
 	"$CTL" list --json >list.json
 	jq -e '.devices[0].recoveries == 1 and .devices[0].state == "live"' list.json >/dev/null ||
