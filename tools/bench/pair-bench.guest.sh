@@ -271,17 +271,14 @@ profile_point() {
 	perf report -i "$data" --stdio --no-children --sort pid 2>/dev/null |
 		tee "$S/perf-$peer-$tag-$REP.txt" |
 		awk -v peer="$peer" -v link="$link" -v tag="$tag" -v rep="$REP" -v iops="$iops" \
-			-v cli="$cli" -v hz="$HZ" -v ncpu="$(nproc)" -v fio_pids="$fio_pids" '
+			-v cli="$cli" -v hz="$HZ" -v ncpu="$(nproc)" -v fio_pids="$fio_pids" "$PERF_AWK"'
 		BEGIN { n = split(fio_pids, f, " "); for (i = 1; i <= n; i++) is_fio[f[i]] = 1 }
-		# "  12.34%  PID:COMM" (a COMM may hold a colon: kworker/u8:1)
+		# "  12.34%  PID:COMM" (a COMM may hold a colon: kworker/u8:1);
+		# no reactor on the client node: io_uring workers count as other
 		/^ *[0-9.]+%/ { p = $1; sub(/%/, "", p); k = index($2, ":")
-			pid = substr($2, 1, k - 1); c = substr($2, k + 1)
+			pid = substr($2, 1, k - 1); g = perf_group(substr($2, k + 1))
 			if (pid in is_fio) g = "fio"
-			else if (c == "fio" || c == "rblk-initiator") g = c
-			else if (c ~ /^(kworker|kthreadd)/) g = "kworker"
-			else if (c ~ /^ksoftirqd/) g = "softirq"
-			else if (c == "swapper") g = "idle"
-			else g = "other"
+			else if (g == "reactor") g = "other"
 			pct[g] += p }
 		END { split(cli, w, " "); sec = w[3] / 1000; ios = iops * sec
 			if (ios <= 0 || sec <= 0) exit

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the guest scripts that sample CPUs with perf (profile,
 # pair-bench with RBLK_BENCH_PAIR_PERF=1), after they define die and W (a
-# work directory for perf's control FIFOs).
+# work directory for perf's control FIFOs); and by tools/bench/pair-bench
+# on the host, for PERF_AWK.
 #
 # Two things make perf usable on this emulated CPU: throttling is off
 # (one sample interrupt takes long enough here that the kernel would soon
@@ -51,3 +52,23 @@ perf_stop() {
 stat_busy_idle() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat
 }
+
+# Awk functions for the scripts that read perf's reports (pass them with
+# awk "$PERF_AWK ...").  perf_group(comm): the group a command's samples
+# count to.  Kernel threads started during a run show as kthreadd (perf saw
+# no name for them): here those are rxe's and the block layer's workers;
+# iou-wrk are io_uring's workers of whichever process.  perf_disagree(a, b):
+# whether perf's busy share a and /proc/stat's b (percent) differ by more
+# than 10 points, when a row's split is not to be trusted.
+# shellcheck disable=SC2016
+PERF_AWK='
+function perf_group(c) {
+	if (c == "fio" || c == "rblk-initiator") return c
+	if (c ~ /^(reactor|iou-wrk)/) return "reactor"
+	if (c ~ /^(kworker|kthreadd)/) return "kworker"
+	if (c ~ /^ksoftirqd/) return "softirq"
+	if (c == "swapper") return "idle"
+	return "other"
+}
+function perf_disagree(a, b) { return a - b > 10 || b - a > 10 }
+'

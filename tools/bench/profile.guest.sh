@@ -45,25 +45,10 @@ modprobe brd rd_nr=2 rd_size=262144 || die "modprobe brd failed"
 NCPU=$(nproc)
 GROUPS_=(fio rblk-initiator reactor kworker softirq idle other)
 
-# group COMM: the column a command's samples count to.  Kernel threads
-# started during the run show as kthreadd (perf saw no name for them):
-# here those are rxe's and the block layer's workers.
-group() {
-	case $1 in
-	fio) echo fio ;;
-	rblk-initiator) echo rblk-initiator ;;
-	reactor*|iou-wrk*) echo reactor ;;
-	kworker*|kthreadd) echo kworker ;;
-	ksoftirqd*) echo softirq ;;
-	swapper) echo idle ;;
-	*) echo other ;;
-	esac
-}
-
 # copy_split DATA PEER IOS: one row per command group that spent samples
 # in copy functions, as CPU µs per I/O by origin (the first frame above
 # the copy that says whose copy it is).  Samples are counted per command,
-# then summed by group() as the other tables are.
+# then summed by perf_group (perf-lib.sh) as the other tables are.
 copy_split() {
 	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '
 		function done_sample() {
@@ -80,11 +65,8 @@ copy_split() {
 		  else if (sym ~ /^tcp_recvmsg|^sock_recvmsg|^__sys_recvfrom/) origin = "socket receive"
 		  else if (sym ~ /^rxe_/) origin = "rxe" }
 		END { done_sample(); for (k in n) print k "\t" n[k] }' |
-		while IFS=$'\t' read -r comm origin count; do
-			printf '%s\t%s\t%s\n' "$(group "$comm")" "$origin" "$count"
-		done |
-		awk -F'\t' -v n="$3" -v freq="$FREQ" -v peer="$2" '
-		{ us[$1, $2] += $3; g[$1] = 1 }
+		awk -F'\t' -v n="$3" -v freq="$FREQ" -v peer="$2" "$PERF_AWK"'
+		{ c = perf_group($1); us[c, $2] += $3; g[c] = 1 }
 		END {	# one sample = 1/freq s of one CPU
 			per = 1e6 / freq / n
 			split("ublk|socket send|socket receive|rxe|other", o, "|")
@@ -121,17 +103,15 @@ sample() {
 	# share per command, summed by group, as CPU µs per I/O: the share of
 	# the NCPU x RT seconds sampled, spread over the I/Os fio counted
 	perf report -i "$data" --stdio --no-children --sort comm 2>/dev/null |
-		awk '/^ *[0-9.]+%/ { sub(/%/, "", $1); print $2, $1 }' |
-		while read -r comm pct; do echo "$(group "$comm") $pct"; done |
+		awk "$PERF_AWK"'/^ *[0-9.]+%/ { sub(/%/, "", $1); print perf_group($2), $1 }' |
 		awk -v n="$ios" -v cpu="$NCPU" -v rt="$RT" -v peer="$peer" -v kept="$kept" \
-			-v order="${GROUPS_[*]}" -v stat_pct="$stat_pct" '
+			-v order="${GROUPS_[*]}" -v stat_pct="$stat_pct" "$PERF_AWK"'
 			{ pct[$1] += $2 }
 			END { k = split(order, g, " "); busy = 0
 				for (i = 1; i <= k; i++) if (g[i] != "idle") busy += pct[g[i]]
 				us = cpu * rt * 1e6 / n / 100
-				d = busy - stat_pct; if (d < 0) d = -d
 				printf "| %s | %d | %s | %.0f / %d%s | %.0f |", peer, n / rt, kept,
-					busy, stat_pct, (d > 10 ? " **(disagree)**" : ""), busy * us
+					busy, stat_pct, (perf_disagree(busy, stat_pct) ? " **(disagree)**" : ""), busy * us
 				for (i = 1; i <= k; i++) printf " %.0f |", pct[g[i]] * us
 				printf "\n" }' >>"$W/rows-$tag"
 	{
