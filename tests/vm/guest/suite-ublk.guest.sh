@@ -68,11 +68,11 @@ stop_tgt() {	# [SIGNAL]
 	TPID=
 }
 
-# attach [rblkctl attach options]: sets DEV (/dev/ublkbN).
 sched_file() {	# DEV: its I/O scheduler's sysfs file
 	echo "/sys/block/${1#/dev/}/queue/scheduler"
 }
 
+# attach [rblkctl attach options]: sets DEV (/dev/ublkbN).
 attach() {
 	DEV=$(timeout 90 "$CTL" attach --target "$ADDR:$PORT" --volume vol0 \
 		--transport "$TRANSPORT" "$@" 2>"$CASE_TMP/attach.err")
