@@ -49,3 +49,27 @@ ublk_volume() {
 	IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
 	dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd to $dev failed"
 }
+
+# The workloads the one-guest count tools (syscalls, threads,
+# uring-events) run, each "RW QD" at 4 KiB.
+COUNT_WORKLOADS=("randread 1" "randwrite 1" "randread 32" "randwrite 32")
+
+# fio_run JSON DEV RW BS QD [COMMAND...]: one fio job of $RT seconds on
+# DEV (io_uring, direct, at random in its first 64 MiB), its results to
+# JSON; with COMMAND, fio runs under it (e.g. perf stat ... --).  Dies
+# when fio fails.
+fio_run() {
+	local json=$1 dev=$2 rw=$3 bs=$4 qd=$5 name
+	shift 5
+	name=$(basename "$json" .json)
+	"$@" fio --name="$name" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" \
+		--bs="$bs" --iodepth="$qd" --size=64M --time_based --runtime="$RT" --norandommap \
+		--output-format=json --output="$json" >/dev/null 2>&1 || die "fio $name failed"
+}
+
+# fio_ios JSON: sets IOS to the I/Os (reads and writes) fio did; dies
+# when it did none.
+fio_ios() {
+	IOS=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$1")
+	[ "${IOS:-0}" -gt 0 ] || die "fio $(basename "$1" .json) did no I/O"
+}

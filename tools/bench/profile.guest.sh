@@ -86,15 +86,11 @@ sample() {
 	perf_start "$data" "$FREQ" "${callers[@]}"
 	perf_ctl enable || die "perf did not take 'enable'"
 	stat0=$(stat_busy_idle)
-	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$rw" --bs="$bs" \
-		--iodepth="$qd" --size=64M --time_based --runtime="$RT" --norandommap \
-		--output-format=json --output="$W/$peer-$tag.json" >/dev/null 2>&1 ||
-		die "fio $tag on $peer failed"
+	fio_run "$W/$peer-$tag.json" "$dev" "$rw" "$bs" "$qd"
 	stat1=$(stat_busy_idle)
 	perf_ctl disable || die "perf did not take 'disable'"
 	perf_stop
-	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$peer-$tag.json")
-	[ "${ios:-0}" -gt 0 ] || die "fio $tag on $peer did no I/O"
+	fio_ios "$W/$peer-$tag.json"; ios=$IOS
 	stat_pct=$(awk -v a="$stat0" -v b="$stat1" 'BEGIN { split(a, x, " "); split(b, y, " ")
 		busy = y[1] - x[1]; all = busy + y[2] - x[2]
 		printf "%.0f", (all > 0 ? 100 * busy / all : 0) }')
@@ -103,10 +99,9 @@ sample() {
 	# share per command, summed by group, as CPU µs per I/O: the share of
 	# the NCPU x RT seconds sampled, spread over the I/Os fio counted
 	perf report -i "$data" --stdio --no-children --sort comm 2>/dev/null |
-		awk "$PERF_AWK"'/^ *[0-9.]+%/ { sub(/%/, "", $1); print perf_group($2), $1 }' |
 		awk -v n="$ios" -v cpu="$NCPU" -v rt="$RT" -v peer="$peer" -v kept="$kept" \
 			-v order="${GROUPS_[*]}" -v stat_pct="$stat_pct" "$PERF_AWK"'
-			{ pct[$1] += $2 }
+			/^ *[0-9.]+%/ { sub(/%/, "", $1); pct[perf_group($2)] += $1 }
 			END { k = split(order, g, " "); busy = 0
 				for (i = 1; i <= k; i++) if (g[i] != "idle") busy += pct[g[i]]
 				us = cpu * rt * 1e6 / n / 100

@@ -34,7 +34,7 @@ top3() {	# strace -c output: the three most frequent calls, "name calls/io"
 }
 
 rows=()
-for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
+for wl in "${COUNT_WORKLOADS[@]}"; do
 	set -- $wl
 	tag=$1-qd$2
 	echo "syscalls: $tag"
@@ -42,13 +42,10 @@ for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
 	strace -c -f -q -p "$IPID" -o "$W/ini-$tag.txt" & si=$!
 	strace -c -f -q -p "$TPID" -o "$W/tgt-$tag.txt" & st=$!
 	sleep 1
-	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$1" --bs=4k \
-		--iodepth="$2" --size=64M --time_based --runtime="$RT" --norandommap \
-		--output-format=json --output="$W/$tag.json" >/dev/null 2>&1 || die "fio $tag failed"
+	fio_run "$W/$tag.json" "$dev" "$1" 4k "$2"
 	kill -INT "$si" "$st"; wait "$si" "$st"
 	ci=$(($(ctxsw "$IPID") - ci)) ct=$(($(ctxsw "$TPID") - ct))
-	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$tag.json")
-	[ "${ios:-0}" -gt 0 ] || die "fio $tag did no I/O"
+	fio_ios "$W/$tag.json"; ios=$IOS
 	rows+=("$(awk -v t="$1 QD$2" -v n="$ios" -v a="$(syscalls "$W/ini-$tag.txt")" -v b="$ci" \
 		-v c="$(syscalls "$W/tgt-$tag.txt")" -v d="$ct" -v x="$(top3 "$W/ini-$tag.txt" "$ios")" \
 		'BEGIN { printf "| 4k %s | %d | %.2f | %.2f | %.2f | %.2f | %s |", t, n, a / n, b / n, c / n, d / n, x }')")

@@ -36,17 +36,14 @@ $(awk '{ print $14 + $15 }' "$t/stat")"
 	done
 }
 rows=()
-for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
+for wl in "${COUNT_WORKLOADS[@]}"; do
 	set -- $wl
 	tag=$1-qd$2
 	echo "threads: $tag"
 	{ snap "$TPID" target; snap "$IPID" initiator; } | sed 's/^/- /' >"$W/before"
-	fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$1" --bs=4k \
-		--iodepth="$2" --size=64M --time_based --runtime="$RT" --norandommap \
-		--output-format=json --output="$W/$tag.json" >/dev/null 2>&1 || die "fio $tag failed"
+	fio_run "$W/$tag.json" "$dev" "$1" 4k "$2"
 	{ snap "$TPID" target; snap "$IPID" initiator; } | sed 's/^/+ /' >"$W/after"
-	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$tag.json")
-	[ "${ios:-0}" -gt 0 ] || die "fio $tag did no I/O"
+	fio_ios "$W/$tag.json"; ios=$IOS
 	# after minus before, summed by kind; CPU in µs per I/O
 	while read -r kind cs us; do
 		rows+=("| 4k $1 QD$2 | $((ios / RT)) | $kind | $cs | $us |")

@@ -69,7 +69,7 @@ cells() {
 }
 
 rows=()
-for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
+for wl in "${COUNT_WORKLOADS[@]}"; do
 	set -- $wl
 	tag=$1-qd$2
 	echo "uring-events: $tag"
@@ -78,13 +78,9 @@ for wl in "randread 1" "randwrite 1" "randread 32" "randwrite 32"; do
 	# around fio add next to nothing.
 	perf stat -x, -e "$evlist" -p "$IPID" -o "$W/ini-$tag.csv" & ps=$!
 	sleep 2
-	perf stat -x, -e "$evlist" -o "$W/fio-$tag.csv" -- \
-		fio --name="$tag" --filename="$dev" --ioengine=io_uring --direct=1 --rw="$1" --bs=4k \
-		--iodepth="$2" --size=64M --time_based --runtime="$RT" --norandommap \
-		--output-format=json --output="$W/$tag.json" >/dev/null 2>&1 || die "fio $tag failed"
+	fio_run "$W/$tag.json" "$dev" "$1" 4k "$2" perf stat -x, -e "$evlist" -o "$W/fio-$tag.csv" --
 	kill -INT "$ps"; wait "$ps"
-	ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$W/$tag.json")
-	[ "${ios:-0}" -gt 0 ] || die "fio $tag did no I/O"
+	fio_ios "$W/$tag.json"; ios=$IOS
 	[ -n "$(count "$W/ini-$tag.csv" "${have[0]}")" ] ||
 		{ cat "$W/ini-$tag.csv"; die "perf stat counted nothing in rblk-initiator"; }
 	rows+=("| 4k $1 QD$2 | $((ios / RT)) | rblk-initiator |$(cells "$W/ini-$tag.csv" "$ios")")
