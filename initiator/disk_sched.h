@@ -10,8 +10,8 @@
 /*
  * Sets the scheduler file sched_path (/sys/block/ublkbN/queue/scheduler)
  * to "none" unless it is already; the name it had goes to was.  0: it was
- * none; 1: it was was and is none now; -errno when it could not be read
- * or written (nothing changed).
+ * none; 1: it was the one named in was and is none now; -errno when it
+ * could not be read or written (nothing changed).
  */
 int ini_disk_sched_none(const char *sched_path, char *was, size_t was_len);
 
