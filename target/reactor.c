@@ -35,13 +35,13 @@ struct tgt_reactor {
 	uint64_t work_val;
 	struct tgt_event work_ev;
 	pthread_mutex_t work_lock;
-	struct tgt_work *work_head, *work_tail;
+	STAILQ_HEAD(tgt_work_list, tgt_work) work;	/* under work_lock */
 
 	struct tgt_event tick_ev;
 	struct __kernel_timespec tick_ts;
 	uint64_t now_ms;
 
-	struct tgt_event *defer_head, *defer_tail;
+	STAILQ_HEAD(tgt_event_list, tgt_event) deferred;
 
 	struct tgt_bufpool *pool;
 	struct tgt_share share;
@@ -106,16 +106,17 @@ static void work_done(struct tgt_event *ev, int res, uint32_t flags)
 {
 	struct tgt_reactor *r = (struct tgt_reactor *)
 		((char *)ev - offsetof(struct tgt_reactor, work_ev));
-	struct tgt_work *w, *next;
+	struct tgt_work_list todo;
+	struct tgt_work *w;
 
 	if (res == -ECANCELED)
 		return;
 	pthread_mutex_lock(&r->work_lock);
-	w = r->work_head;
-	r->work_head = r->work_tail = NULL;
+	STAILQ_INIT(&todo);
+	STAILQ_CONCAT(&todo, &r->work);
 	pthread_mutex_unlock(&r->work_lock);
-	for (; w; w = next) {
-		next = w->next;
+	while ((w = STAILQ_FIRST(&todo))) {
+		STAILQ_REMOVE_HEAD(&todo, link);
 		w->fn(r, w);
 	}
 	arm_efd(r, r->work_efd, &r->work_val, &r->work_ev);
@@ -139,6 +140,8 @@ int tgt_reactor_create(struct tgt_reactor **rp,
 	r->stop_efd = r->work_efd = -1;
 	r->buf_index = -1;
 	pthread_mutex_init(&r->work_lock, NULL);
+	STAILQ_INIT(&r->work);
+	STAILQ_INIT(&r->deferred);
 	r->stop_ev.done = stop_done;
 	r->work_ev.done = work_done;
 	r->tick_ev.done = tick_done;
@@ -226,15 +229,15 @@ void tgt_reactor_destroy(struct tgt_reactor *r)
 
 static void run_deferred(struct tgt_reactor *r)
 {
-	struct tgt_event *ev = r->defer_head;
+	struct tgt_event_list now;
+	struct tgt_event *ev;
 
-	r->defer_head = r->defer_tail = NULL;
-	while (ev) {
-		struct tgt_event *next = ev->next;
-
-		ev->next = NULL;
+	/* What these callbacks defer runs on the next turn. */
+	STAILQ_INIT(&now);
+	STAILQ_CONCAT(&now, &r->deferred);
+	while ((ev = STAILQ_FIRST(&now))) {
+		STAILQ_REMOVE_HEAD(&now, link);
 		ev->done(ev, ev->res, 0);
-		ev = next;
 	}
 }
 
@@ -249,7 +252,7 @@ int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
 	unsigned n, total = 0;
 	int ret;
 
-	if (r->defer_head)
+	if (!STAILQ_EMPTY(&r->deferred))
 		wait = false;
 	if (wait && r->stopping) {
 		struct __kernel_timespec ts = { .tv_nsec = 100 * 1000000 };
@@ -278,7 +281,7 @@ int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
 						  batch[i].flags);
 		total += n;
 	} while (n == CQE_BATCH);
-	if (r->defer_head) {
+	if (!STAILQ_EMPTY(&r->deferred)) {
 		run_deferred(r);
 		total++;
 	}
@@ -354,13 +357,8 @@ void tgt_reactor_post_work(struct tgt_reactor *r, struct tgt_work *w)
 {
 	uint64_t one = 1;
 
-	w->next = NULL;
 	pthread_mutex_lock(&r->work_lock);
-	if (r->work_tail)
-		r->work_tail->next = w;
-	else
-		r->work_head = w;
-	r->work_tail = w;
+	STAILQ_INSERT_TAIL(&r->work, w, link);
 	pthread_mutex_unlock(&r->work_lock);
 	if (write(r->work_efd, &one, sizeof(one)) < 0) {
 		/* cannot fail for a valid eventfd */
@@ -379,12 +377,7 @@ struct io_uring_sqe *tgt_reactor_sqe(struct tgt_reactor *r)
 void tgt_reactor_defer(struct tgt_reactor *r, struct tgt_event *ev, int res)
 {
 	ev->res = res;
-	ev->next = NULL;
-	if (r->defer_tail)
-		r->defer_tail->next = ev;
-	else
-		r->defer_head = ev;
-	r->defer_tail = ev;
+	STAILQ_INSERT_TAIL(&r->deferred, ev, link);
 }
 
 struct tgt_bufpool *tgt_reactor_pool(struct tgt_reactor *r)

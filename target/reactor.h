@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "bufpool.h"
 
@@ -24,14 +25,14 @@ struct tgt_event {
 	/* Called on the reactor thread with the CQE's res and flags (or the
 	 * value given to tgt_reactor_defer, flags 0). */
 	void (*done)(struct tgt_event *ev, int res, uint32_t flags);
-	struct tgt_event *next;		/* deferred / waiter lists */
+	STAILQ_ENTRY(tgt_event) link;	/* in the reactor's deferred list */
 	int res;			/* deferred result */
 };
 
 /* Work handed to a reactor from another thread (runs on the reactor). */
 struct tgt_work {
 	void (*fn)(struct tgt_reactor *r, struct tgt_work *w);
-	struct tgt_work *next;
+	STAILQ_ENTRY(tgt_work) link;	/* in the reactor's work list */
 };
 
 #define TGT_REACTOR_DRAIN_MS	3000

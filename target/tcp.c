@@ -553,7 +553,7 @@ void tcp_maybe_fin(struct tcp_conn *tc)
 	struct io_uring_sqe *sqe;
 
 	if (!tc->discarding || tc->wr_shut || tc->wr_dead || tc->send_inflight ||
-	    tc->tx_head || tc->data_req || !tgt_conn_quiet(&tc->c))
+	    !STAILQ_EMPTY(&tc->tx) || tc->data_req || !tgt_conn_quiet(&tc->c))
 		return;
 	tc->wr_shut = true;
 	shutdown(tc->fd, SHUT_WR);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include "config.h"
@@ -23,7 +24,7 @@
 /* One queued piece of output: a request's RSP (+ READ data) or a copy of
  * a control PDU. */
 struct tcp_tx {
-	struct tcp_tx *next;
+	STAILQ_ENTRY(tcp_tx) link;	/* in tcp_conn.tx, send order */
 	struct tgt_req *req;		/* NULL for a control PDU */
 	struct iovec iov[2];
 	unsigned niov;
@@ -56,13 +57,13 @@ struct tcp_conn {
 	bool data_direct;		/* the RECV in flight targets data_req */
 	uint32_t skip;			/* rest of a refused PDU to drop */
 	/* send side (tcp_send.c) */
-	struct tcp_tx *tx_head, *tx_tail;
+	STAILQ_HEAD(tcp_tx_list, tcp_tx) tx;	/* queued output, oldest first */
 	size_t ctrl_bytes;
 	struct tgt_event *send_inflight; /* the send in flight (send_ev or a
 					  * zero-copy send's); NULL: none */
 	enum tgt_tcp_zc zc_mode;	/* OFF once the kernel said it copies */
 	bool zc_report;			/* the kernel says when it copied */
-	struct tcp_zc *zc_head, *zc_tail; /* zero-copy sends not yet notified */
+	TAILQ_HEAD(tcp_zc_list, tcp_zc) zc;	/* zero-copy sends not yet notified */
 	struct msghdr msg;
 	struct iovec iov[TCP_IOV_MAX];
 };

@@ -59,7 +59,7 @@
 struct tcp_zc {
 	struct tgt_event ev;
 	struct tcp_conn *tc;		/* holds a reference */
-	struct tcp_zc *next;		/* in send order */
+	TAILQ_ENTRY(tcp_zc) link;	/* in tcp_conn.zc, send order */
 	bool sent;			/* the send's own completion came */
 	bool notified;			/* the kernel is done with the pages */
 	unsigned nbuf, nhdr;
@@ -81,10 +81,10 @@ static void tx_release(struct tcp_conn *tc, struct tcp_tx *tx, int err)
 	if (!tx->req) {
 		tc->ctrl_bytes -= tx->total;
 		free(tx);
-	} else if (tx->zc && tc->zc_tail) {
+	} else if (tx->zc && !TAILQ_EMPTY(&tc->zc)) {
 		/* The kernel may still read its pages: kept to the newest
 		 * zero-copy send, released after every earlier one. */
-		struct tcp_zc *zs = tc->zc_tail;
+		struct tcp_zc *zs = TAILQ_LAST(&tc->zc, tcp_zc_list);
 
 		tgt_req_sent_keep(tx->req, err, &zs->bufs[zs->nbuf].buf,
 				  &zs->bufs[zs->nbuf].cap);
@@ -94,27 +94,12 @@ static void tx_release(struct tcp_conn *tc, struct tcp_tx *tx, int err)
 	}
 }
 
-/* Releases a list of sent tx (linked newest first), oldest first. */
-static void release_sent(struct tcp_conn *tc, struct tcp_tx *done)
-{
-	struct tcp_tx *in_order = NULL, *tx;
-
-	while ((tx = done)) {
-		done = tx->next;
-		tx->next = in_order;
-		in_order = tx;
-	}
-	while ((tx = in_order)) {
-		in_order = tx->next;
-		tx_release(tc, tx, 0);
-	}
-}
-
 /* A send's own completion: res bytes of the queue went out (or failed). */
 static void sent(struct tcp_conn *tc, int res)
 {
 	bool was_limited = tc->ctrl_bytes > TCP_CTRL_LIMIT;
-	struct tcp_tx *done = NULL;
+	struct tcp_tx_list done = STAILQ_HEAD_INITIALIZER(done);
+	struct tcp_tx *tx;
 	size_t left;
 
 	tc->send_inflight = NULL;
@@ -125,17 +110,13 @@ static void sent(struct tcp_conn *tc, int res)
 		return;
 	}
 	if (res <= 0) {
-		struct tcp_tx *tx;
-
 		if (!tc->wr_dead)
 			RBLK_DBG(RBLK_DBG_CONN, "reactor%u: %s: send: %s",
 				 tgt_reactor_id(tc->c.r), tc->c.peer,
 				 strerror(res ? -res : EPIPE));
 		tc->wr_dead = true;
-		while ((tx = tc->tx_head)) {
-			tc->tx_head = tx->next;
-			if (!tc->tx_head)
-				tc->tx_tail = NULL;
+		while ((tx = STAILQ_FIRST(&tc->tx))) {
+			STAILQ_REMOVE_HEAD(&tc->tx, link);
 			tx_release(tc, tx, res ? res : -EPIPE);
 		}
 		tgt_conn_close(&tc->c, true, NULL);
@@ -143,8 +124,7 @@ static void sent(struct tcp_conn *tc, int res)
 		return;
 	}
 	left = res;
-	while (left && tc->tx_head) {
-		struct tcp_tx *tx = tc->tx_head;
+	while (left && (tx = STAILQ_FIRST(&tc->tx))) {
 		size_t n = tx->total - tx->sent;
 
 		if (n > left) {
@@ -152,15 +132,15 @@ static void sent(struct tcp_conn *tc, int res)
 			break;
 		}
 		left -= n;
-		tc->tx_head = tx->next;
-		if (!tc->tx_head)
-			tc->tx_tail = NULL;
+		STAILQ_REMOVE_HEAD(&tc->tx, link);
 		/* Released once the queue is consistent: a release may
 		 * queue more (conn.c's closing status). */
-		tx->next = done;
-		done = tx;
+		STAILQ_INSERT_TAIL(&done, tx, link);
 	}
-	release_sent(tc, done);
+	while ((tx = STAILQ_FIRST(&done))) {
+		STAILQ_REMOVE_HEAD(&done, link);
+		tx_release(tc, tx, 0);
+	}
 	flush_tx(tc);
 	if (was_limited && tc->ctrl_bytes <= TCP_CTRL_LIMIT)
 		tcp_kick(tc);
@@ -181,10 +161,8 @@ static void zc_reap(struct tcp_conn *tc)
 	struct tcp_zc *zs;
 
 	tgt_conn_get(&tc->c);
-	while ((zs = tc->zc_head) && zs->sent && zs->notified) {
-		tc->zc_head = zs->next;
-		if (!tc->zc_head)
-			tc->zc_tail = NULL;
+	while ((zs = TAILQ_FIRST(&tc->zc)) && zs->sent && zs->notified) {
+		TAILQ_REMOVE(&tc->zc, zs, link);
 		for (unsigned i = 0; i < zs->nbuf; i++)
 			tgt_share_put(&tc->c, zs->bufs[i].buf, zs->bufs[i].cap);
 		free(zs);
@@ -239,8 +217,8 @@ static bool zc_worth(const struct tcp_conn *tc)
 
 	if (tc->zc_mode == TGT_TCP_ZC_OFF || tc->fd < 0)
 		return false;
-	for (const struct tcp_tx *tx = tc->tx_head; tx && tx->req &&
-	     n < TCP_IOV_MAX; n += tx->niov, tx = tx->next)
+	for (const struct tcp_tx *tx = STAILQ_FIRST(&tc->tx); tx && tx->req &&
+	     n < TCP_IOV_MAX; n += tx->niov, tx = STAILQ_NEXT(tx, link))
 		bytes += tx->total - tx->sent;
 	return bytes >= TCP_ZC_MIN;
 }
@@ -253,16 +231,10 @@ static struct tcp_zc *zc_new(struct tcp_conn *tc)
 	if (!zs)
 		return NULL;
 	zs->ev.done = zc_done;
-	zs->ev.next = NULL;
 	zs->tc = tc;
-	zs->next = NULL;
 	zs->sent = zs->notified = false;
 	zs->nbuf = zs->nhdr = 0;
-	if (tc->zc_tail)
-		tc->zc_tail->next = zs;
-	else
-		tc->zc_head = zs;
-	tc->zc_tail = zs;
+	TAILQ_INSERT_TAIL(&tc->zc, zs, link);
 	tgt_conn_get(&tc->c);
 	return zs;
 }
@@ -273,7 +245,7 @@ static void flush_tx(struct tcp_conn *tc)
 	struct tcp_zc *zs = NULL;
 	unsigned n = 0;
 
-	if (tc->send_inflight || !tc->tx_head)
+	if (tc->send_inflight || STAILQ_EMPTY(&tc->tx))
 		return;
 	tgt_conn_get(&tc->c);
 	tc->send_inflight = &tc->send_ev;
@@ -283,7 +255,8 @@ static void flush_tx(struct tcp_conn *tc)
 	}
 	if (zc_worth(tc))
 		zs = zc_new(tc);
-	for (struct tcp_tx *tx = tc->tx_head; tx && n < TCP_IOV_MAX; tx = tx->next) {
+	for (struct tcp_tx *tx = STAILQ_FIRST(&tc->tx); tx && n < TCP_IOV_MAX;
+	     tx = STAILQ_NEXT(tx, link)) {
 		size_t skip = tx->sent;
 
 		if (zs && !tx->req)
@@ -328,14 +301,9 @@ static void flush_tx(struct tcp_conn *tc)
 
 static void queue_tx(struct tcp_conn *tc, struct tcp_tx *tx)
 {
-	tx->next = NULL;
 	tx->sent = 0;
 	tx->zc = false;
-	if (tc->tx_tail)
-		tc->tx_tail->next = tx;
-	else
-		tc->tx_head = tx;
-	tc->tx_tail = tx;
+	STAILQ_INSERT_TAIL(&tc->tx, tx, link);
 	flush_tx(tc);
 }
 
@@ -385,7 +353,7 @@ void tcp_send_abort(struct tcp_conn *tc)
 		io_uring_prep_cancel(sqe, tc->send_inflight, 0);
 		tgt_sqe_set_event(sqe, NULL);
 	}
-	if (tc->zc_head && tc->fd >= 0) {
+	if (!TAILQ_EMPTY(&tc->zc) && tc->fd >= 0) {
 		/* A reset frees the socket's queue, and the pages with it. */
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
@@ -398,6 +366,8 @@ void tcp_send_abort(struct tcp_conn *tc)
 void tcp_send_init(struct tcp_conn *tc, enum tgt_tcp_zc mode, bool report)
 {
 	tc->send_ev.done = send_done;
+	STAILQ_INIT(&tc->tx);
+	TAILQ_INIT(&tc->zc);
 	tc->zc_mode = mode;
 	tc->zc_report = report;
 }
