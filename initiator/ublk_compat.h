@@ -96,6 +96,46 @@
 	((__u32)_IOWR('u', UBLK_CMD_QUIESCE_DEV, struct ublksrv_ctrl_cmd))
 #endif
 
+/* 7.0+: batch I/O.  One PREP_IO_CMDS hands the kernel every tag's buffer,
+ * one multishot FETCH_IO_CMDS delivers new requests as arrays of 16-bit
+ * tags in provided buffers, and one COMMIT_IO_CMDS answers many requests
+ * and re-arms their tags.  The per-tag FETCH/COMMIT_AND_FETCH are refused
+ * (-EOPNOTSUPP) on such a device.  The struct goes in the SQE's command
+ * area like ublksrv_io_cmd; PREP and COMMIT point sqe->addr at nr_elem
+ * elements of elem_bytes each. */
+#ifndef UBLK_F_BATCH_IO
+#define UBLK_F_BATCH_IO		(1ULL << 15)
+#endif
+#ifndef UBLK_U_IO_PREP_IO_CMDS
+struct ublk_batch_io {
+	__u16 q_id;
+	__u16 flags;		/* UBLK_BATCH_F_* */
+	__u16 nr_elem;
+	__u8  elem_bytes;
+	__u8  reserved;
+	__u64 reserved2;
+};
+#define UBLK_BATCH_F_HAS_BUF_ADDR	(1 << 1)	/* elements carry buf_addr */
+#define UBLK_U_IO_PREP_IO_CMDS	((__u32)_IOWR('u', 0x25, struct ublk_batch_io))
+#define UBLK_U_IO_COMMIT_IO_CMDS	((__u32)_IOWR('u', 0x26, struct ublk_batch_io))
+#define UBLK_U_IO_FETCH_IO_CMDS	((__u32)_IOWR('u', 0x27, struct ublk_batch_io))
+#endif
+
+/* One element of PREP/COMMIT with UBLK_BATCH_F_HAS_BUF_ADDR: the kernel's
+ * struct ublk_elem_header followed by the buffer's address (16 bytes). */
+struct ini_batch_elem {
+	__u16 tag;
+	__u16 buf_index;	/* only for AUTO_BUF_REG: 0 */
+	__s32 result;		/* COMMIT: bytes done or -errno */
+	__u64 buf_addr;		/* the tag's buffer, this request and the next */
+};
+
+/* io_uring 6.18+ (newer than Debian 12's liburing 2.3): a multishot
+ * uring_cmd, in sqe->uring_cmd_flags, with IOSQE_BUFFER_SELECT. */
+#ifndef IORING_URING_CMD_MULTISHOT
+#define IORING_URING_CMD_MULTISHOT	(1U << 1)
+#endif
+
 #ifndef UBLK_PARAM_TYPE_DEVT
 #define UBLK_PARAM_TYPE_DEVT	(1 << 2)
 #endif
