@@ -299,10 +299,18 @@ static int add_device(struct ini_dev *d)
 		uint64_t feat = ini_ctrl_features(d->ctrl);
 
 		info->flags |= feat ? feat & want : want;
-		/* 6.16+: rblkctl restart hands the device over gracefully
-		 * (hand_over).  Only when the kernel says it has it. */
-		info->flags |= feat & UBLK_F_QUIESCE;
 	}
+	/* 7.0+: batch commands where the kernel says it has them; a kernel
+	 * without them drops the flag, and info says which it is. */
+	if (!d->o.batch_io_off)
+		info->flags |= ini_ctrl_features(d->ctrl) & UBLK_F_BATCH_IO;
+	/* 6.16+: rblkctl restart hands the device over gracefully
+	 * (hand_over), where the kernel has it.  Not with batch I/O: on
+	 * 7.3.4 QUIESCE_DEV leaves a batch device failing every request
+	 * the next server is sent (EIO; suite-ublk restart-in-place), while
+	 * a hand-over without it passes there. */
+	if (strcmp(d->o.recovery, "off") && !(info->flags & UBLK_F_BATCH_IO))
+		info->flags |= ini_ctrl_features(d->ctrl) & UBLK_F_QUIESCE;
 	ret = ini_ctrl_add_dev(d->ctrl, info);
 	if (ret) {
 		report(d, "ERR ublk ADD_DEV: %s", strerror(-ret));
@@ -334,10 +342,11 @@ static int add_device(struct ini_dev *d)
 		report(d, "ERR ublk SET_PARAMS: %s", strerror(-ret));
 		return ret;
 	}
-	rblk_info("ublk device %u: %u queues x %u tags, %u-byte buffers, %llu bytes, block %u, flags 0x%x",
+	rblk_info("ublk device %u: %u queues x %u tags, %u-byte buffers, %llu bytes, block %u, flags 0x%x, %s commands",
 		  info->dev_id, info->nr_hw_queues, info->queue_depth,
 		  info->max_io_buf_bytes, (unsigned long long)d->vi.size,
-		  d->vi.block_size, d->vi.vol_flags);
+		  d->vi.block_size, d->vi.vol_flags,
+		  info->flags & UBLK_F_BATCH_IO ? "batch" : "per-tag");
 	return 0;
 }
 
@@ -368,6 +377,7 @@ static int create_queues(struct ini_dev *d)
 		.buf_bytes = d->info.max_io_buf_bytes,
 		.cdev_fd = d->cdev_fd,
 		.ioctl_encode = !!(d->info.flags & UBLK_F_CMD_IOCTL_ENCODE),
+		.batch = !!(d->info.flags & UBLK_F_BATCH_IO),
 		.exit_efd = d->exit_efd,
 		.poll = d->o.poll,
 		.poll_us = d->o.poll_us,
@@ -533,8 +543,10 @@ static int recover_device(struct ini_dev *d, int *nothing)
 		report(d, "ERR ublk START_USER_RECOVERY %u: %s", id, strerror(-ret));
 		return ret;
 	}
-	rblk_info("ublk device %u: recovering with %u queues x %u tags (the server before was pid %d)",
-		  id, d->nq, info->queue_depth, (int)info->ublksrv_pid);
+	rblk_info("ublk device %u: recovering with %u queues x %u tags, %s commands (the server before was pid %d)",
+		  id, d->nq, info->queue_depth,
+		  info->flags & UBLK_F_BATCH_IO ? "batch" : "per-tag",
+		  (int)info->ublksrv_pid);
 	return 0;
 }
 
@@ -616,7 +628,7 @@ static void hand_over(struct ini_dev *d)
 			rblk_info("/dev/ublkb%u quiesced: the kernel holds new requests for the next server",
 				  d->info.dev_id);
 	} else {
-		rblk_info("this device has no ublk QUIESCE (Linux 6.16+): requests that arrive while handing over go to the next server");
+		rblk_info("this device has no ublk QUIESCE (Linux 6.16+, not with batch I/O): requests that arrive while handing over go to the next server");
 	}
 	for (i = 0; i < d->nq; i++)
 		ini_queue_hand_over(d->queues[i], d->o.grace_ms);

@@ -47,6 +47,9 @@ const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
 				  "CQ: event (sleep, default), busy (spin: one core\n"
 				  "per queue), adaptive (spin --poll-us after work)" },
 	{ "poll-us",  'U', "N", "adaptive: microseconds to spin (default 50, max 1000000)" },
+	{ "batch-io", 'b', "auto|off", "ublk batch I/O (Linux 7.0+) where the kernel has it:\n"
+				      "one command fetches many requests, one commits\n"
+				      "many answers (default auto; off: per request)" },
 	{ "failback-delay", 'B', "S", "multipath: go back to the first --target once it has\n"
 				      "answered for S s without a break (default -1: only\n"
 				      "on rblkctl failback)" },
@@ -234,6 +237,13 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 				prog, RBLK_POLL_US_MAX, arg);
 			return -EINVAL;
 		}
+		return 0;
+	case 'b':
+		if (strcmp(arg, "auto") && strcmp(arg, "off")) {
+			fprintf(stderr, "%s: --batch-io is auto or off, not '%s'\n", prog, arg);
+			return -EINVAL;
+		}
+		o->batch_io_off = !strcmp(arg, "off");
 		return 0;
 	}
 	return 1;

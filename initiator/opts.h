@@ -37,6 +37,7 @@ struct ini_opts {
 	int recover_dev;		/* >= 0: --recover mode */
 	const char *recovery;		/* auto | manual | off */
 	pid_t supervisor;
+	int batch_io_off;		/* --batch-io off: per-tag commands */
 	/* faults: rblk_client_opts values (ms, 0 = library default) */
 	int ka_ms, io_ms, delay_ms, loss_ms, fail_ms;
 	int tmo_s[INI_TMO_COUNT];	/* the same as given, for the state file */
@@ -51,7 +52,7 @@ struct ini_opt {
 	const char *arg;	/* the value's name in the help */
 	const char *help;	/* '\n' between the help's lines */
 };
-#define INI_SHARED_OPTS	16
+#define INI_SHARED_OPTS	17
 extern const struct ini_opt ini_shared_opts[INI_SHARED_OPTS];
 
 /* The table's index of getopt code, or -1. */

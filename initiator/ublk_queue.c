@@ -9,6 +9,13 @@
  * stops the kernel completes the pending fetch with UBLK_IO_RES_ABORT and
  * the tag is DEAD; the thread ends when every tag is dead.
  *
+ * With batch I/O (cfg.batch, ublk_batch.h) the same life runs on other
+ * commands: PREP_IO_CMDS arms every tag at start, one multishot FETCH
+ * brings the kernel's requests as lists of tags, and a tag's answer goes
+ * into the turn's one COMMIT, which re-arms it.  When the kernel ends the
+ * FETCH with UBLK_IO_RES_ABORT, every armed tag is DEAD, and every other
+ * one once it is answered.
+ *
  * Handing over (rblkctl restart, ini_queue_hand_over): the thread answers
  * what is at the target, sends nothing new (a request the kernel hands
  * it meanwhile is HELD, never committed), and ends once nothing is at the
@@ -45,6 +52,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "ublk_batch.h"
 #include "ublk_queue.h"
 
 enum tag_state {
@@ -62,6 +70,9 @@ enum tag_state {
 #define UD_GRACE	0x10002u
 #define UD_IGNORE	0x10003u
 #define UD_READ_POLL	0x10004u
+#define UD_PREP		0x10005u	/* batch: PREP_IO_CMDS */
+#define UD_FETCH	0x10006u	/* batch: the multishot FETCH_IO_CMDS */
+#define UD_COMMIT	0x10010u	/* batch: + the commit's slot */
 
 struct ini_tag {
 	struct rblk_io io;
@@ -77,6 +88,9 @@ struct ini_queue {
 	char *bufs;
 	size_t bufs_len;
 	struct ini_tag *tags;
+	struct ini_batch batch;		/* cfg.batch: its commands' buffers */
+	int batch_ready;
+	int fetch_dead;			/* batch: the kernel ended the FETCH */
 	uint16_t *backlog;		/* FIFO of tags waiting for a free slot */
 	unsigned bl_head, bl_count;
 	int stop_efd;
@@ -167,14 +181,53 @@ static int queue_io_cmd(struct ini_queue *q, unsigned tag, int commit,
 	return 0;
 }
 
+static void mark_dead(struct ini_queue *q, unsigned tag)
+{
+	if (q->tags[tag].state != TAG_DEAD) {
+		q->tags[tag].state = TAG_DEAD;
+		q->ndead++;
+	}
+}
+
+/* Batch: the answer waits in this turn's COMMIT (flush_commits). */
+static void commit_batched(struct ini_queue *q, unsigned tag, int result)
+{
+	if (ini_batch_commit(&q->batch, tag, result)) {
+		rblk_err("queue %u: no room to commit tag %u", q->cfg.q_id, tag);
+		return;
+	}
+	q->tags[tag].state = TAG_FETCHING;
+	if (q->fetch_dead)
+		mark_dead(q, tag);	/* committed: the kernel has it back */
+}
+
 static void commit_tag(struct ini_queue *q, unsigned tag, int result)
 {
 	if (result < 0)
 		atomic_fetch_add_explicit(&q->failed, 1, memory_order_relaxed);
 	else
 		atomic_fetch_add_explicit(&q->served, 1, memory_order_relaxed);
-	if (queue_io_cmd(q, tag, 1, result))
+	if (q->cfg.batch)
+		commit_batched(q, tag, result);
+	else if (queue_io_cmd(q, tag, 1, result))
 		rblk_err("queue %u: no SQE to commit tag %u", q->cfg.q_id, tag);
+}
+
+/* Batch: the turn's answers go to the kernel in one COMMIT.  Returns
+ * how many commands it queued (0 or 1). */
+static unsigned flush_commits(struct ini_queue *q)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!q->cfg.batch || !ini_batch_pending(&q->batch))
+		return 0;
+	sqe = get_sqe(q);
+	if (!sqe) {
+		rblk_err("queue %u: no SQE for the commit", q->cfg.q_id);
+		return 0;	/* tried again next turn */
+	}
+	sqe->user_data = UD_COMMIT + (unsigned)ini_batch_flush(&q->batch, sqe);
+	return 1;
 }
 
 static void arm_poll(struct ini_queue *q, int fd, uint64_t ud)
@@ -601,32 +654,84 @@ static void start_stopping(struct ini_queue *q)
 	sqe->user_data = UD_GRACE;
 }
 
+/* The kernel handed us tag's request. */
+static void request_in(struct ini_queue *q, unsigned tag)
+{
+	if (q->handing)
+		q->tags[tag].state = TAG_HELD;
+	else if (q->abandoned)
+		commit_tag(q, tag, -EIO);
+	else
+		handle_request(q, tag);
+}
+
+static void arm_fetch(struct ini_queue *q)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+
+	if (!sqe) {
+		rblk_err("queue %u: no SQE to fetch requests", q->cfg.q_id);
+		return;
+	}
+	ini_batch_fetch(&q->batch, sqe);
+	sqe->user_data = UD_FETCH;
+}
+
+/* Batch: a FETCH completion, with tags or the FETCH's end. */
+static void fetched(struct ini_queue *q, const struct io_uring_cqe *cqe)
+{
+	const uint16_t *tags;
+	unsigned n;
+	int bid = ini_batch_fetched(&q->batch, cqe->res, cqe->flags, &tags, &n);
+
+	if (bid >= 0) {
+		for (unsigned i = 0; i < n; i++) {
+			if (tags[i] < q->cfg.depth)
+				request_in(q, tags[i]);
+			else
+				rblk_err("queue %u: the kernel fetched tag %u of %u",
+					 q->cfg.q_id, tags[i], q->cfg.depth);
+		}
+		ini_batch_fetch_done(&q->batch, bid);
+	}
+	if (cqe->flags & IORING_CQE_F_MORE)
+		return;
+	/* Out of buffers (they are back now) or done early: again. */
+	if (cqe->res >= 0 || cqe->res == -ENOBUFS) {
+		arm_fetch(q);
+		return;
+	}
+	if (cqe->res != UBLK_IO_RES_ABORT)
+		rblk_warn("queue %u: fetch failed: %s", q->cfg.q_id, strerror(-cqe->res));
+	q->fetch_dead = 1;
+	for (unsigned tag = 0; tag < q->cfg.depth; tag++)
+		if (q->tags[tag].state == TAG_FETCHING)
+			mark_dead(q, tag);
+}
+
 static void handle_cqe(struct ini_queue *q, const struct io_uring_cqe *cqe)
 {
 	uint64_t ud = cqe->user_data;
 
 	if (ud < q->cfg.depth) {
-		struct ini_tag *t = &q->tags[ud];
-
 		if (cqe->res == UBLK_IO_RES_OK) {
-			if (q->handing)
-				t->state = TAG_HELD;
-			else if (q->abandoned)
-				commit_tag(q, ud, -EIO);
-			else
-				handle_request(q, ud);
+			request_in(q, (unsigned)ud);
 			return;
 		}
 		if (cqe->res != UBLK_IO_RES_ABORT)
 			rblk_warn("queue %u tag %u: fetch failed: %s", q->cfg.q_id,
 				  (unsigned)ud, strerror(-cqe->res));
-		if (t->state != TAG_DEAD) {
-			t->state = TAG_DEAD;
-			q->ndead++;
-		}
+		mark_dead(q, (unsigned)ud);
+		return;
+	}
+	if (ud >= UD_COMMIT && ud < UD_COMMIT + INI_BATCH_COMMIT_SLOTS) {
+		ini_batch_committed(&q->batch, (int)(ud - UD_COMMIT), cqe->res);
 		return;
 	}
 	switch (ud) {
+	case UD_FETCH:
+		fetched(q, cqe);
+		break;
 	case UD_CONN_POLL:
 		q->conn_poll_armed = 0;
 		reap_target(q);
@@ -682,18 +787,56 @@ static int set_spinning(struct ini_queue *q, int spin)
 	return !spin && reap_target(q) > 0;
 }
 
+/* Batch: every tag armed with its buffer, waited for (START_DEV and
+ * END_USER_RECOVERY wait for every queue's tags).  0 or -errno. */
+static int prep_batch(struct ini_queue *q)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!sqe)
+		return -EBUSY;
+	ini_batch_prep(&q->batch, sqe);
+	sqe->user_data = UD_PREP;
+	ret = io_uring_submit_and_wait(&q->ring, 1);
+	if (ret < 0)
+		return ret;
+	ret = io_uring_peek_cqe(&q->ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->user_data == UD_PREP ? ini_batch_prepped(&q->batch, cqe->res) : -EIO;
+	io_uring_cqe_seen(&q->ring, cqe);
+	if (ret) {
+		rblk_err("queue %u: ublk PREP_IO_CMDS: %s", q->cfg.q_id, strerror(-ret));
+		return ret;
+	}
+	for (unsigned tag = 0; tag < q->cfg.depth; tag++)
+		q->tags[tag].state = TAG_FETCHING;
+	return 0;
+}
+
 static void *queue_thread(void *arg)
 {
 	struct ini_queue *q = arg;
 	struct io_uring_cqe *cqe;
-	unsigned head, n, tag;
+	unsigned head, n, tag, commits;
 	uint64_t one = 1;
 	int ret;
 
-	for (tag = 0; tag < q->cfg.depth; tag++)
-		queue_io_cmd(q, tag, 0, 0);
-	arm_poll(q, q->stop_efd, UD_STOP_POLL);
-	ret = io_uring_submit(&q->ring);
+	if (q->cfg.batch) {
+		ret = prep_batch(q);
+		if (!ret)
+			arm_fetch(q);
+	} else {
+		for (tag = 0; tag < q->cfg.depth; tag++)
+			queue_io_cmd(q, tag, 0, 0);
+		ret = 0;
+	}
+	if (!ret) {
+		arm_poll(q, q->stop_efd, UD_STOP_POLL);
+		ret = io_uring_submit(&q->ring);
+	}
 	q->start_ret = ret < 0 ? ret : 0;
 	sem_post(&q->ready);
 	if (ret < 0)
@@ -723,9 +866,13 @@ static void *queue_thread(void *arg)
 			rblk_queue_flush(q->cfg.conn);
 		if (q->cfg.read_conn)
 			rblk_queue_flush(q->cfg.read_conn);
+		/* A COMMIT completes while it is submitted: waiting for its
+		 * completion and one more keeps it from costing a wakeup (the
+		 * kernel does not wait when it could not submit everything). */
+		commits = flush_commits(q);
 		/* Spinning: submit only (no syscall when there is nothing to
 		 * submit) and peek the completions. */
-		ret = io_uring_submit_and_wait(&q->ring, q->spinning ? 0 : 1);
+		ret = io_uring_submit_and_wait(&q->ring, q->spinning ? 0 : 1 + commits);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			rblk_err("queue %u: io_uring: %s", q->cfg.q_id, strerror(-ret));
 			break;
@@ -759,6 +906,7 @@ static void *queue_thread(void *arg)
 		if (q->handed)
 			break;
 	}
+	flush_commits(q);
 	io_uring_submit(&q->ring);	/* last commits */
 	if (q->handed)
 		log_handed(q);
@@ -846,6 +994,15 @@ int ini_queue_create(const struct ini_queue_cfg *cfg, struct ini_queue **qp)
 		ret = -errno;
 		goto out_destroy;
 	}
+	if (cfg->batch) {
+		ret = ini_batch_init(&q->batch, &q->ring, cfg->cdev_fd, cfg->q_id,
+				     cfg->depth, q->bufs, cfg->buf_bytes);
+		if (ret) {
+			rblk_err("queue %u: batch I/O buffers: %s", cfg->q_id, strerror(-ret));
+			goto out_destroy;
+		}
+		q->batch_ready = 1;
+	}
 	*qp = q;
 	return 0;
 
@@ -858,6 +1015,8 @@ void ini_queue_destroy(struct ini_queue *q)
 {
 	if (!q)
 		return;
+	if (q->batch_ready)
+		ini_batch_exit(&q->batch);
 	if (q->ring_ready) {
 		io_uring_queue_exit(&q->ring);
 		sem_destroy(&q->ready);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ublk data path: one thread per ublk hardware queue.  Each owns its
- * io_uring (FETCH_REQ / COMMIT_AND_FETCH_REQ), its connection to the target
+ * io_uring (FETCH_REQ / COMMIT_AND_FETCH_REQ, or with batch I/O the
+ * commands of ublk_batch.h), its connection to the target
  * (an rblk_queue, whose fd is polled through the same ring) and the per-tag
  * I/O buffers, registered with the connection as one area so the RDMA
  * transport moves data straight in and out of them.
@@ -22,6 +23,7 @@ struct ini_queue_cfg {
 	uint32_t buf_bytes;		/* per-tag buffer (dev_info.max_io_buf_bytes) */
 	int      cdev_fd;		/* /dev/ublkcN, shared by all queues */
 	int      ioctl_encode;		/* kernel takes UBLK_U_IO_* opcodes */
+	int      batch;			/* UBLK_F_BATCH_IO: ublk_batch.h's commands */
 	struct rblk_queue *conn;	/* handed over: the queue closes it */
 	/* --read-policy spread: a second connection to the volume, on
 	 * another path first, that takes every other READ; else NULL.
@@ -45,7 +47,8 @@ void ini_queue_destroy(struct ini_queue *q);
 
 /*
  * Starts the thread and waits until it has submitted FETCH_REQ for every
- * tag (START_DEV may be sent after all queues returned).  0 or -errno.
+ * tag, or with batch I/O until PREP_IO_CMDS took every tag (START_DEV
+ * may be sent after all queues returned).  0 or -errno.
  */
 int ini_queue_start(struct ini_queue *q);
 

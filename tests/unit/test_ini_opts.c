@@ -150,12 +150,12 @@ static void shared_table(void **state)
 		{ 'K', "-1", "1.5" }, { 'O', "30", "x" }, { 'R', "1", "0" },
 		{ 'X', "600", "-2" }, { 'F', "0", "" },
 		{ 'P', "busy", "spin" }, { 'U', "10", "-1" }, { 'B', "30", "0" },
-		{ 'A', "spread", "Spread" },
+		{ 'A', "spread", "Spread" }, { 'b', "off", "no" },
 	};
 	struct ini_opts o, before;
 	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
 
-	assert_int_equal(INI_SHARED_OPTS, 16);
+	assert_int_equal(INI_SHARED_OPTS, 17);
 	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
 		assert_int_equal(ini_opt_index(ini_shared_opts[i].code), (int)i);
 	assert_true(saved >= 0 && devnull >= 0);
@@ -168,6 +168,12 @@ static void shared_table(void **state)
 		assert_int_equal(ini_opt_apply(v[i].code, v[i].bad, &o, "test"), -EINVAL);
 		assert_memory_equal(&o, &before, sizeof(o));
 	}
+	/* --batch-io: off asks for per-tag commands, auto again not */
+	defaults(&o);
+	assert_int_equal(ini_opt_apply('b', "off", &o, "test"), 0);
+	assert_int_equal(o.batch_io_off, 1);
+	assert_int_equal(ini_opt_apply('b', "auto", &o, "test"), 0);
+	assert_int_equal(o.batch_io_off, 0);
 	/* --read-policy: spread on, standby off again */
 	defaults(&o);
 	assert_int_equal(ini_opt_apply('A', "spread", &o, "test"), 0);
