@@ -26,7 +26,8 @@ start_target() {
 # volume NAME (uring backend) from a target on $IP (rdma_poll POLL, each
 # TARGET_LINE added to its [target] section; config and log in $W),
 # attaches it through ublk with one queue of depth 64 (--poll POLL) and
-# fills its first 64 MiB.  Sets dev, TPID and IPID (rblk-initiator's pid).
+# fills its first 64 MiB (RBLK_BENCH_ATTACH_OPTS: more rblkctl attach
+# options, e.g. "--batch-io off").  Sets dev, TPID and IPID (rblk-initiator's pid).
 ublk_volume() {
 	local name=$1 path=$2 tp=$3 poll=$4 port
 	shift 4
@@ -44,8 +45,10 @@ ublk_volume() {
 		echo "allow_any_host = yes"
 	} >"$W/target.conf"
 	start_target "$W/target.conf"
+	# shellcheck disable=SC2086 # RBLK_BENCH_ATTACH_OPTS: more attach options, split
 	dev=$("$B/rblkctl" attach --target "$IP:$port" --volume "$name" --transport "$tp" \
-		--queues 1 --depth 64 --poll "$poll") || die "rblkctl attach failed"
+		--queues 1 --depth 64 --poll "$poll" ${RBLK_BENCH_ATTACH_OPTS:-}) ||
+		die "rblkctl attach failed"
 	IPID=$(pgrep -n -x rblk-initiator) || die "no rblk-initiator"
 	dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none || die "dd to $dev failed"
 }
