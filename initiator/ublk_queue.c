@@ -693,6 +693,9 @@ static void fetched(struct ini_queue *q, const struct io_uring_cqe *cqe)
 					 q->cfg.q_id, tags[i], q->cfg.depth);
 		}
 		ini_batch_fetch_done(&q->batch, bid);
+	} else if (cqe->res > 0) {
+		rblk_err("queue %u: a fetch of %d bytes named no buffer of ours (flags 0x%x)",
+			 q->cfg.q_id, cqe->res, cqe->flags);
 	}
 	if (cqe->flags & IORING_CQE_F_MORE)
 		return;
