@@ -99,8 +99,7 @@ static void prep_elems_cmd(struct ini_batch *b, struct io_uring_sqe *sqe,
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, b->cdev_fd, c->elems,
 			 c->n * sizeof(struct ini_batch_elem), 0);
 	sqe->cmd_op = op;
-	memcpy((void *)((uintptr_t)sqe + offsetof(struct io_uring_sqe, addr3)),
-	       &cmd, sizeof(cmd));
+	memcpy(ini_sqe_cmd(sqe), &cmd, sizeof(cmd));
 	c->in_flight = true;
 }
 
@@ -140,8 +139,7 @@ void ini_batch_fetch(struct ini_batch *b, struct io_uring_sqe *sqe)
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	sqe->buf_group = 0;
 	sqe->uring_cmd_flags = IORING_URING_CMD_MULTISHOT;
-	memcpy((void *)((uintptr_t)sqe + offsetof(struct io_uring_sqe, addr3)),
-	       &cmd, sizeof(cmd));
+	memcpy(ini_sqe_cmd(sqe), &cmd, sizeof(cmd));
 }
 
 int ini_batch_fetched(struct ini_batch *b, int res, uint32_t cqe_flags,

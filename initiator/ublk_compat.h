@@ -8,6 +8,8 @@
 #ifndef RBLK_INITIATOR_UBLK_COMPAT_H
 #define RBLK_INITIATOR_UBLK_COMPAT_H
 
+#include <stddef.h>
+#include <linux/io_uring.h>
 #include <linux/ioctl.h>
 #include <linux/ublk_cmd.h>
 
@@ -139,6 +141,14 @@ struct ini_batch_elem {
 #ifndef UBLK_PARAM_TYPE_DEVT
 #define UBLK_PARAM_TYPE_DEVT	(1 << 2)
 #endif
+
+/* Where a uring_cmd SQE carries its command: from byte 48, 16 bytes of a
+ * 64-byte SQE (the I/O commands), 80 of a 128-byte one (the control
+ * commands). */
+static inline void *ini_sqe_cmd(struct io_uring_sqe *sqe)
+{
+	return (char *)sqe + offsetof(struct io_uring_sqe, addr3);
+}
 
 /* Size of one queue's slot in the descriptor mmap area (max depth). */
 #define INI_UBLK_DESC_AREA	\

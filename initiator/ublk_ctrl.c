@@ -51,12 +51,6 @@ static const struct ctrl_op OP_UPDATE_SIZE = {
 static const struct ctrl_op OP_QUIESCE_DEV = {
 	"QUIESCE_DEV", UBLK_CMD_QUIESCE_DEV, UBLK_U_CMD_QUIESCE_DEV };
 
-/* The 80-byte command area of a 128-byte SQE starts at byte 48. */
-static void *sqe_cmd_area(struct io_uring_sqe *sqe)
-{
-	return (void *)((uintptr_t)sqe + offsetof(struct io_uring_sqe, addr3));
-}
-
 static int ctrl_cmd(struct ini_ctrl *c, const struct ctrl_op *op,
 		    const struct ublksrv_ctrl_cmd *cmd)
 {
@@ -72,7 +66,7 @@ static int ctrl_cmd(struct ini_ctrl *c, const struct ctrl_op *op,
 	sqe->fd = c->fd;
 	sqe->cmd_op = c->ioctl_encode ? op->encoded : op->legacy;
 	sqe->user_data = 1;
-	memcpy(sqe_cmd_area(sqe), cmd, sizeof(*cmd));
+	memcpy(ini_sqe_cmd(sqe), cmd, sizeof(*cmd));
 
 	ret = io_uring_submit(&c->ring);
 	if (ret < 0)

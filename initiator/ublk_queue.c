@@ -174,9 +174,7 @@ static int queue_io_cmd(struct ini_queue *q, unsigned tag, int commit,
 	sqe->fd = q->cfg.cdev_fd;
 	sqe->cmd_op = io_opcode(q, commit);
 	sqe->user_data = tag;
-	/* 16-byte command: fits the normal 64-byte SQE's tail. */
-	memcpy((void *)((uintptr_t)sqe + offsetof(struct io_uring_sqe, addr3)),
-	       &cmd, sizeof(cmd));
+	memcpy(ini_sqe_cmd(sqe), &cmd, sizeof(cmd));
 	q->tags[tag].state = TAG_FETCHING;
 	return 0;
 }
