@@ -283,6 +283,7 @@ static int add_device(struct ini_dev *d)
 	struct ublksrv_ctrl_dev_info *info = &d->info;
 	struct ublk_params p;
 	unsigned depth = d->o.depth < d->vi.queue_depth ? d->o.depth : d->vi.queue_depth;
+	int recovery = strcmp(d->o.recovery, "off") != 0;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
@@ -292,7 +293,7 @@ static int add_device(struct ini_dev *d)
 	info->dev_id = d->o.dev_id < 0 ? (uint32_t)-1 : (uint32_t)d->o.dev_id;
 	info->ublksrv_pid = getpid();
 	info->flags = ini_ctrl_features(d->ctrl) & UBLK_F_CMD_IOCTL_ENCODE;
-	if (strcmp(d->o.recovery, "off")) {
+	if (recovery) {
 		/* In 6.1+; a kernel that cannot tell (no GET_FEATURES) gets them
 		 * anyway and drops what it does not know. */
 		uint64_t want = UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE;
@@ -309,7 +310,7 @@ static int add_device(struct ini_dev *d)
 	 * 7.3.4 QUIESCE_DEV leaves a batch device failing every request
 	 * the next server is sent (EIO; suite-ublk restart-in-place), while
 	 * a hand-over without it passes there. */
-	if (strcmp(d->o.recovery, "off") && !(info->flags & UBLK_F_BATCH_IO))
+	if (recovery && !(info->flags & UBLK_F_BATCH_IO))
 		info->flags |= ini_ctrl_features(d->ctrl) & UBLK_F_QUIESCE;
 	ret = ini_ctrl_add_dev(d->ctrl, info);
 	if (ret) {
@@ -317,7 +318,7 @@ static int add_device(struct ini_dev *d)
 		return ret;
 	}
 	d->added = 1;
-	if (strcmp(d->o.recovery, "off") && !(info->flags & UBLK_F_USER_RECOVERY)) {
+	if (recovery && !(info->flags & UBLK_F_USER_RECOVERY)) {
 		rblk_warn("this kernel has no ublk USER_RECOVERY: the device will not survive a crash of this process");
 		d->o.recovery = "off";
 	}
