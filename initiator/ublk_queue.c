@@ -156,6 +156,13 @@ static struct io_uring_sqe *get_sqe(struct ini_queue *q)
 }
 
 /* FETCH (result ignored) or COMMIT_AND_FETCH with result for one tag. */
+/* The data of tag's requests, as the kernel knows it (per-tag commands
+ * name it; ini_batch_init is given the same layout). */
+static char *tag_buf(const struct ini_queue *q, unsigned tag)
+{
+	return q->bufs + (size_t)tag * q->cfg.buf_bytes;
+}
+
 static int queue_io_cmd(struct ini_queue *q, unsigned tag, int commit,
 			int result)
 {
@@ -164,7 +171,7 @@ static int queue_io_cmd(struct ini_queue *q, unsigned tag, int commit,
 		.q_id = q->cfg.q_id,
 		.tag = tag,
 		.result = result,
-		.addr = (uintptr_t)(q->bufs + (size_t)tag * q->cfg.buf_bytes),
+		.addr = (uintptr_t)tag_buf(q, tag),
 	};
 
 	if (!sqe)
@@ -288,7 +295,7 @@ static int map_request(struct ini_queue *q, unsigned tag)
 		if (!len || len > q->cfg.buf_bytes)
 			return -EIO;
 		io->opcode = op == UBLK_IO_OP_READ ? RBLK_OP_READ : RBLK_OP_WRITE;
-		io->buf = q->bufs + (size_t)tag * q->cfg.buf_bytes;
+		io->buf = tag_buf(q, tag);
 		break;
 	case UBLK_IO_OP_FLUSH:
 		/* Arrives with start_sector = UINT64_MAX: never range-check it. */
