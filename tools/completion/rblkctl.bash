@@ -36,6 +36,8 @@ _rblkctl()
 	--backend) COMPREPLY=($(compgen -W "uring aio" -- "$cur")); return ;;
 	--poll) COMPREPLY=($(compgen -W "event busy adaptive" -- "$cur")); return ;;
 	--recovery) COMPREPLY=($(compgen -W "auto manual off" -- "$cur")); return ;;
+	--batch-io|--pin-queues) COMPREPLY=($(compgen -W "auto off" -- "$cur")); return ;;
+	--read-policy) COMPREPLY=($(compgen -W "standby spread" -- "$cur")); return ;;
 	esac
 
 	if [ -z "$cmd" ]; then
@@ -75,7 +77,7 @@ _rblkctl()
 		fi
 		;;
 	attach)
-		COMPREPLY=($(compgen -W "--target --volume --transport --queues --depth --hostname --secret-file --timeout --keep-alive-tmo --io-timeout --reconnect-delay --ctrl-loss-tmo --fast-io-fail-tmo --poll --poll-us --recovery --no-recovery --foreground --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "--target --volume --transport --queues --depth --hostname --secret-file --timeout --keep-alive-tmo --io-timeout --reconnect-delay --ctrl-loss-tmo --fast-io-fail-tmo --poll --poll-us --batch-io --pin-queues --failback-delay --read-policy --recovery --no-recovery --foreground --help" -- "$cur")) ;;
 	discover)
 		COMPREPLY=($(compgen -W "--target --transport --hostname --volume --secret-file --json --help" -- "$cur")) ;;
 	detach|recover|restart|failback)
