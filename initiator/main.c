@@ -37,6 +37,7 @@
 #include "log.h"
 #include "opts.h"
 #include "path_monitor.h"
+#include "queue_cpus.h"
 #include "rblk_client.h"
 #include "recover.h"
 #include "state.h"
@@ -370,6 +371,32 @@ static int open_cdev(struct ini_dev *d)
 	return -errno;
 }
 
+/*
+ * Where queue q_id's thread runs (--pin-queues on): the CPUs whose
+ * requests the kernel sends it, of those the process may use.  1 with
+ * *cpus set, 0 to leave the thread to the scheduler.
+ */
+static int queue_cpus(struct ini_dev *d, unsigned q_id, const cpu_set_t *allowed,
+		      cpu_set_t *cpus)
+{
+	cpu_set_t queue_set;
+	char list[128];
+	int ret;
+
+	ret = ini_ctrl_queue_affinity(d->ctrl, d->info.dev_id, (uint16_t)q_id, &queue_set);
+	if (ret) {
+		rblk_warn("queue %u: ublk GET_QUEUE_AFFINITY: %s: its thread runs on any CPU",
+			  q_id, strerror(-ret));
+		return 0;
+	}
+	if (!ini_queue_cpus(&queue_set, allowed, cpus))
+		return 0;
+	ini_cpus_format(cpus, list, sizeof(list));
+	rblk_info("queue %u: its thread runs on CPUs %s, where its requests come from",
+		  q_id, list);
+	return 1;
+}
+
 static int create_queues(struct ini_dev *d)
 {
 	struct ini_queue_cfg cfg = {
@@ -383,11 +410,15 @@ static int create_queues(struct ini_dev *d)
 		.poll = d->o.poll,
 		.poll_us = d->o.poll_us,
 	};
+	cpu_set_t allowed;
 	unsigned i;
 	int ret;
 
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);	/* no pinning */
 	for (i = 0; i < d->nq; i++) {
 		cfg.q_id = i;
+		cfg.pin = d->o.pin_queues && queue_cpus(d, i, &allowed, &cfg.cpus);
 		cfg.conn = d->conns[i];
 		cfg.read_conn = d->readers[i];
 		d->conns[i] = d->readers[i] = NULL;	/* the queue owns them now */

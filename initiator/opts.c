@@ -50,6 +50,9 @@ const struct ini_opt ini_shared_opts[INI_SHARED_OPTS] = {
 	{ "batch-io", 'b', "auto|off", "ublk batch I/O (Linux 7.0+) where the kernel has it:\n"
 				      "one command fetches many requests, one commits\n"
 				      "many answers (default auto; off: per request)" },
+	{ "pin-queues", 'a', "on|off", "on: keep each queue's thread on the CPUs whose\n"
+				      "requests ublk sends it, within the process's own\n"
+				      "(default off: the scheduler places it)" },
 	{ "failback-delay", 'B', "S", "multipath: go back to the first --target once it has\n"
 				      "answered for S s without a break (default -1: only\n"
 				      "on rblkctl failback)" },
@@ -244,6 +247,13 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 			return -EINVAL;
 		}
 		o->batch_io_off = !strcmp(arg, "off");
+		return 0;
+	case 'a':
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			fprintf(stderr, "%s: --pin-queues is on or off, not '%s'\n", prog, arg);
+			return -EINVAL;
+		}
+		o->pin_queues = !strcmp(arg, "on");
 		return 0;
 	}
 	return 1;

@@ -38,6 +38,7 @@ struct ini_opts {
 	const char *recovery;		/* auto | manual | off */
 	pid_t supervisor;
 	int batch_io_off;		/* --batch-io off: per-tag commands */
+	int pin_queues;			/* --pin-queues on: threads on their queue's CPUs */
 	/* faults: rblk_client_opts values (ms, 0 = library default) */
 	int ka_ms, io_ms, delay_ms, loss_ms, fail_ms;
 	int tmo_s[INI_TMO_COUNT];	/* the same as given, for the state file */
@@ -52,7 +53,7 @@ struct ini_opt {
 	const char *arg;	/* the value's name in the help */
 	const char *help;	/* '\n' between the help's lines */
 };
-#define INI_SHARED_OPTS	17
+#define INI_SHARED_OPTS	18
 extern const struct ini_opt ini_shared_opts[INI_SHARED_OPTS];
 
 /* The table's index of getopt code, or -1. */

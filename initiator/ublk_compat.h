@@ -34,6 +34,10 @@
 #define UBLK_U_CMD_END_USER_RECOVERY	\
 	((__u32)_IOWR('u', UBLK_CMD_END_USER_RECOVERY, struct ublksrv_ctrl_cmd))
 #endif
+#ifndef UBLK_U_CMD_GET_QUEUE_AFFINITY
+#define UBLK_U_CMD_GET_QUEUE_AFFINITY	\
+	((__u32)_IOR('u', UBLK_CMD_GET_QUEUE_AFFINITY, struct ublksrv_ctrl_cmd))
+#endif
 
 #ifndef UBLK_CMD_GET_FEATURES
 #define UBLK_CMD_GET_FEATURES	0x13

@@ -48,6 +48,9 @@ static const struct ctrl_op OP_END_USER_RECOVERY = {
 	UBLK_U_CMD_END_USER_RECOVERY };
 static const struct ctrl_op OP_UPDATE_SIZE = {
 	"UPDATE_SIZE", UBLK_CMD_UPDATE_SIZE, UBLK_U_CMD_UPDATE_SIZE };
+static const struct ctrl_op OP_GET_QUEUE_AFFINITY = {
+	"GET_QUEUE_AFFINITY", UBLK_CMD_GET_QUEUE_AFFINITY,
+	UBLK_U_CMD_GET_QUEUE_AFFINITY };
 static const struct ctrl_op OP_QUIESCE_DEV = {
 	"QUIESCE_DEV", UBLK_CMD_QUIESCE_DEV, UBLK_U_CMD_QUIESCE_DEV };
 
@@ -195,6 +198,13 @@ int ini_ctrl_get_dev_info(struct ini_ctrl *c, uint32_t dev_id,
 {
 	memset(info, 0, sizeof(*info));
 	return dev_cmd(c, &OP_GET_DEV_INFO, dev_id, info, sizeof(*info), 0);
+}
+
+int ini_ctrl_queue_affinity(struct ini_ctrl *c, uint32_t dev_id, uint16_t q_id,
+			    cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	return dev_cmd(c, &OP_GET_QUEUE_AFFINITY, dev_id, set, sizeof(*set), q_id);
 }
 
 int ini_ctrl_start_recovery(struct ini_ctrl *c, uint32_t dev_id)

@@ -8,6 +8,7 @@
 #ifndef RBLK_INITIATOR_UBLK_CTRL_H
 #define RBLK_INITIATOR_UBLK_CTRL_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -45,6 +46,13 @@ int ini_ctrl_get_params(struct ini_ctrl *c, uint32_t dev_id,
 			struct ublk_params *p);
 int ini_ctrl_get_dev_info(struct ini_ctrl *c, uint32_t dev_id,
 			  struct ublksrv_ctrl_dev_info *info);
+
+/*
+ * GET_QUEUE_AFFINITY: the CPUs whose requests blk-mq sends to queue q_id
+ * of an added device (every ublk kernel has it).
+ */
+int ini_ctrl_queue_affinity(struct ini_ctrl *c, uint32_t dev_id, uint16_t q_id,
+			    cpu_set_t *set);
 
 /*
  * USER_RECOVERY: START is allowed once the device is QUIESCED and the dead

@@ -41,6 +41,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -824,6 +825,22 @@ static int prep_batch(struct ini_queue *q)
 	return 0;
 }
 
+/* "rblk-qN" in ps and top; on the queue's CPUs where cfg says so. */
+static void name_and_place(const struct ini_queue *q)
+{
+	char name[16];
+	int ret;
+
+	snprintf(name, sizeof(name), "rblk-q%u", q->cfg.q_id);
+	pthread_setname_np(pthread_self(), name);
+	if (!q->cfg.pin)
+		return;
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(q->cfg.cpus), &q->cfg.cpus);
+	if (ret)
+		rblk_warn("queue %u: cannot keep its thread on its CPUs: %s",
+			  q->cfg.q_id, strerror(ret));
+}
+
 static void *queue_thread(void *arg)
 {
 	struct ini_queue *q = arg;
@@ -832,6 +849,7 @@ static void *queue_thread(void *arg)
 	uint64_t one = 1;
 	int ret;
 
+	name_and_place(q);
 	if (q->cfg.batch) {
 		ret = prep_batch(q);
 		if (!ret)

@@ -10,6 +10,7 @@
 #ifndef RBLK_INITIATOR_UBLK_QUEUE_H
 #define RBLK_INITIATOR_UBLK_QUEUE_H
 
+#include <sched.h>
 #include <stdint.h>
 
 #include "poll_mode.h"
@@ -32,6 +33,8 @@ struct ini_queue_cfg {
 	int      exit_efd;		/* written once when the thread ends */
 	enum rblk_poll_mode poll;	/* how the loop waits (--poll) */
 	unsigned poll_us;		/* adaptive: spin this long after work */
+	int      pin;			/* the thread runs on cpus only */
+	cpu_set_t cpus;			/* queue_cpus.h */
 };
 
 struct ini_queue;

@@ -151,11 +151,12 @@ static void shared_table(void **state)
 		{ 'X', "600", "-2" }, { 'F', "0", "" },
 		{ 'P', "busy", "spin" }, { 'U', "10", "-1" }, { 'B', "30", "0" },
 		{ 'A', "spread", "Spread" }, { 'b', "off", "no" },
+		{ 'a', "on", "auto" },
 	};
 	struct ini_opts o, before;
 	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
 
-	assert_int_equal(INI_SHARED_OPTS, 17);
+	assert_int_equal(INI_SHARED_OPTS, 18);
 	for (unsigned i = 0; i < INI_SHARED_OPTS; i++)
 		assert_int_equal(ini_opt_index(ini_shared_opts[i].code), (int)i);
 	assert_true(saved >= 0 && devnull >= 0);
@@ -174,6 +175,13 @@ static void shared_table(void **state)
 	assert_int_equal(o.batch_io_off, 1);
 	assert_int_equal(ini_opt_apply('b', "auto", &o, "test"), 0);
 	assert_int_equal(o.batch_io_off, 0);
+	/* --pin-queues: on keeps the threads on their queues' CPUs, off
+	 * (the default) leaves them to the scheduler */
+	defaults(&o);
+	assert_int_equal(ini_opt_apply('a', "on", &o, "test"), 0);
+	assert_int_equal(o.pin_queues, 1);
+	assert_int_equal(ini_opt_apply('a', "off", &o, "test"), 0);
+	assert_int_equal(o.pin_queues, 0);
 	/* --read-policy: spread on, standby off again */
 	defaults(&o);
 	assert_int_equal(ini_opt_apply('A', "spread", &o, "test"), 0);

@@ -36,7 +36,8 @@ _rblkctl()
 	--backend) COMPREPLY=($(compgen -W "uring aio" -- "$cur")); return ;;
 	--poll) COMPREPLY=($(compgen -W "event busy adaptive" -- "$cur")); return ;;
 	--recovery) COMPREPLY=($(compgen -W "auto manual off" -- "$cur")); return ;;
-	--batch-io|--pin-queues) COMPREPLY=($(compgen -W "auto off" -- "$cur")); return ;;
+	--batch-io) COMPREPLY=($(compgen -W "auto off" -- "$cur")); return ;;
+	--pin-queues) COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
 	--read-policy) COMPREPLY=($(compgen -W "standby spread" -- "$cur")); return ;;
 	esac
 

@@ -182,13 +182,59 @@ case_cli_errors() {
 	[ -z "$(ls /run/rblk/ublkb*.json 2>/dev/null)" ] || fail "a failed attach left state"
 }
 
+# "0-2,5" or sysfs's "0, 1, 2, 5" as "0 1 2 5".
+cpus_expand() {
+	local part out=()
+	for part in $(echo "$1" | tr -d ' ' | tr ',' ' '); do
+		if [[ $part == *-* ]]; then out+=($(seq "${part%-*}" "${part#*-}"))
+		else out+=("$part"); fi
+	done
+	echo "${out[*]}"
+}
+# queue_cpus DEV pinned|free: every queue thread (rblk-qN) of DEV's server
+# runs on the CPUs blk-mq sends queue N's requests from (pinned; a queue
+# fed by every CPU the server may use is left free), or on every CPU the
+# server may use (free).  NARROWED: how many threads were narrowed.
+queue_cpus() {
+	local dev=$1 mode=$2 pid t q all want got n=0
+	NARROWED=0
+	pid=$(state_pid "$dev") || fail "no state file for $dev"
+	all=$(cpus_expand "$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/$pid/status")")
+	for t in /proc/"$pid"/task/*; do
+		[[ $(cat "$t/comm") == rblk-q* ]] || continue
+		q=$(cat "$t/comm"); q=${q#rblk-q}
+		n=$((n + 1))
+		got=$(cpus_expand "$(awk '/^Cpus_allowed_list/ {print $2}' "$t/status")")
+		want=$all
+		if [ "$mode" = pinned ]; then
+			want=$(cpus_expand "$(cat "/sys/block/${dev#/dev/}/mq/$q/cpu_list")")
+			[ -n "$want" ] || want=$all
+		fi
+		[ "$got" = "$want" ] ||
+			{ show_logs; fail "$dev queue $q ($mode): thread on CPUs '$got', not '$want'"; }
+		[ "$got" = "$all" ] || NARROWED=$((NARROWED + 1))
+	done
+	[ "$n" -eq "$(ls -d /sys/block/"${dev#/dev/}"/mq/* | wc -l)" ] ||
+		fail "$dev: $n queue threads named rblk-qN, not one per queue"
+}
+
 case_attach_list_detach() {
 	local dev2 feat want
 	case_setup
 	start_tgt
-	attach --queues 2 --depth 16
-	attach --queues 1
+	attach --queues 2 --depth 16 --pin-queues on
+	# One queue per CPU: each queue's thread stays on its CPU.
+	queue_cpus "$DEV" pinned
+	if [ "$(nproc)" -ge 2 ]; then
+		[ "$NARROWED" -eq 2 ] || fail "$DEV: $NARROWED of 2 queue threads kept on their CPUs on $(nproc) CPUs"
+	else
+		log "one CPU: no queue thread to keep on its own"
+	fi
+	attach --queues 1 --pin-queues on
 	dev2=$DEV
+	# One queue fed by every CPU: its thread is left to the scheduler.
+	queue_cpus "$dev2" pinned
+	[ "$NARROWED" -eq 0 ] || fail "$dev2: its one queue's thread was narrowed"
 	# One hardware queue: the kernel would give it mq-deadline, the
 	# initiator sets none (initiator/disk_sched.c).
 	grep -q '\[none\]' "$(sched_file "$dev2")" ||
@@ -202,6 +248,10 @@ case_attach_list_detach() {
 	attach --queues 1 --batch-io off
 	grep -q ", per-tag commands" "$(grep -l "ublk device ${DEV#/dev/ublkb}:" /run/rblk/rblk-initiator.*.log)" ||
 		{ show_logs; fail "--batch-io off: $DEV does not use per-tag commands"; }
+	detach "$DEV"
+	# By default the scheduler places every queue thread.
+	attach --queues 2
+	queue_cpus "$DEV" free
 	detach "$DEV"
 	"$CTL" list
 	[ "$("$CTL" list | grep -c ' live ')" -eq 2 ] || fail "list does not show two live devices"
