@@ -576,6 +576,22 @@ static int tcp_poll(struct rblk_client_conn *c, struct rblk_queue *q, int timeou
 	}
 }
 
+/*
+ * With one command in flight and nothing staged, that command is the one
+ * this turn has just sent, and its answer cannot be here yet: at QD1 the
+ * recv of a poll(.., 0) said EAGAIN every time, one wasted syscall per
+ * I/O.  The caller waits on the socket's fd next, which wakes it if the
+ * answer is there after all.  Otherwise a peek is poll(.., 0): at QD32
+ * answers that came meanwhile are committed in the same turn (without
+ * that recv, 20-30 % fewer IOPS in one guest).
+ */
+static int tcp_peek(struct rblk_client_conn *c, struct rblk_queue *q)
+{
+	if (c->pos == c->len && !c->rd_io && rblk_queue_inflight(q) == 1)
+		return 0;
+	return tcp_poll(c, q, 0);
+}
+
 static int tcp_get_fd(struct rblk_client_conn *c)
 {
 	return c->fd;
@@ -593,6 +609,7 @@ const struct rblk_client_transport_ops rblk_client_tcp_ops = {
 	.flush = tcp_flush,
 	.keepalive = tcp_keepalive,
 	.poll = tcp_poll,
+	.peek = tcp_peek,
 	.get_fd = tcp_get_fd,
 	.close = tcp_close,
 };
