@@ -170,9 +170,22 @@ static int add_target(const char *arg, struct ini_opts *o, const char *prog)
 	return 0;
 }
 
+/* A value of one of two words: 0 for the first, 1 for the second, or
+ * -EINVAL after the line that names both. */
+static int two_words(const char *arg, const char *first, const char *second,
+		     const char *name, const char *prog)
+{
+	if (!strcmp(arg, first))
+		return 0;
+	if (!strcmp(arg, second))
+		return 1;
+	fprintf(stderr, "%s: --%s is %s or %s, not '%s'\n", prog, name, first, second, arg);
+	return -EINVAL;
+}
+
 int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 {
-	int ms, sec, i = ini_opt_index(c);
+	int ms, sec, w, i = ini_opt_index(c);
 
 	switch (c) {
 	case 't':
@@ -186,12 +199,10 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 		o->failback_s = sec;
 		return 0;
 	case 'A':
-		if (strcmp(arg, "standby") && strcmp(arg, "spread")) {
-			fprintf(stderr, "%s: --read-policy is standby or spread, not '%s'\n",
-				prog, arg);
-			return -EINVAL;
-		}
-		o->read_spread = !strcmp(arg, "spread");
+		w = two_words(arg, "standby", "spread", "read-policy", prog);
+		if (w < 0)
+			return w;
+		o->read_spread = w;
 		return 0;
 	case 'T':
 		if (strcmp(arg, "tcp") && strcmp(arg, "rdma")) {
@@ -242,18 +253,16 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 		}
 		return 0;
 	case 'b':
-		if (strcmp(arg, "auto") && strcmp(arg, "off")) {
-			fprintf(stderr, "%s: --batch-io is auto or off, not '%s'\n", prog, arg);
-			return -EINVAL;
-		}
-		o->batch_io_off = !strcmp(arg, "off");
+		w = two_words(arg, "auto", "off", "batch-io", prog);
+		if (w < 0)
+			return w;
+		o->batch_io_off = w;
 		return 0;
 	case 'a':
-		if (strcmp(arg, "on") && strcmp(arg, "off")) {
-			fprintf(stderr, "%s: --pin-queues is on or off, not '%s'\n", prog, arg);
-			return -EINVAL;
-		}
-		o->pin_queues = !strcmp(arg, "on");
+		w = two_words(arg, "on", "off", "pin-queues", prog);
+		if (w < 0)
+			return w;
+		o->pin_queues = !w;
 		return 0;
 	}
 	return 1;
