@@ -3,8 +3,9 @@
  * Which CPUs a ublk queue's thread runs on.  blk-mq sends a request to
  * the queue mapped to the CPU that submitted it, and ublk reports that
  * map per queue (GET_QUEUE_AFFINITY).  A queue thread kept on those CPUs
- * is woken where the request was made: the submitter, about to sleep,
- * hands its CPU over instead of waking another one.
+ * (--pin-queues on) is woken where the request was made: the submitter,
+ * about to sleep, hands its CPU over instead of waking another one.  Off
+ * by default: with one submitter the two then share one CPU (docs/ublk.md).
  */
 #ifndef RBLK_INITIATOR_QUEUE_CPUS_H
 #define RBLK_INITIATOR_QUEUE_CPUS_H

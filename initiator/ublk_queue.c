@@ -156,7 +156,6 @@ static struct io_uring_sqe *get_sqe(struct ini_queue *q)
 	return sqe;
 }
 
-/* FETCH (result ignored) or COMMIT_AND_FETCH with result for one tag. */
 /* The data of tag's requests, as the kernel knows it (per-tag commands
  * name it; ini_batch_init is given the same layout). */
 static char *tag_buf(const struct ini_queue *q, unsigned tag)
@@ -164,6 +163,7 @@ static char *tag_buf(const struct ini_queue *q, unsigned tag)
 	return q->bufs + (size_t)tag * q->cfg.buf_bytes;
 }
 
+/* FETCH (result ignored) or COMMIT_AND_FETCH with result for one tag. */
 static int queue_io_cmd(struct ini_queue *q, unsigned tag, int commit,
 			int result)
 {
