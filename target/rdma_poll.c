@@ -193,21 +193,27 @@ static void arm_cq(struct rdma_conn *rc)
 }
 
 /*
- * Takes every pending channel event (one per armed CQ at most); returns
- * whether one was for the receive CQ, or -1 when the channel failed.  An
- * event for the send CQ just means it is no longer armed.
+ * Takes the channel's events until each armed CQ has sent its one (the
+ * send CQ's just means it is no longer armed); returns whether the receive
+ * CQ's came, or -1 when the channel failed.  Reading on until EAGAIN would
+ * cost a failed read() a wakeup, one per I/O at QD1.  An older event left
+ * behind (adaptive mode arms again while spinning) keeps the fd readable,
+ * and the next wakeup takes it.
  */
 static int take_events(struct rdma_conn *rc)
 {
 	struct ibv_cq *cq;
 	int ret, rcq_fired = 0;
 
-	while ((ret = rblk_rdma_cq_ack_event(rc->cc, &cq)) > 0) {
+	do {
+		ret = rblk_rdma_cq_ack_event(rc->cc, &cq);
+		if (ret <= 0)
+			break;
 		if (cq == rc->scq)
 			rc->scq_armed = false;
 		else
 			rcq_fired = 1;
-	}
+	} while (!rcq_fired || rc->scq_armed);
 	return ret < 0 ? -1 : rcq_fired;
 }
 
