@@ -42,6 +42,7 @@ struct tgt_reactor {
 	uint64_t now_ms;
 
 	STAILQ_HEAD(tgt_event_list, tgt_event) deferred;
+	unsigned turns_unsubmitted;	/* in a row, see tgt_reactor_run_once */
 
 	struct tgt_bufpool *pool;
 	struct tgt_share share;
@@ -241,19 +242,11 @@ static void run_deferred(struct tgt_reactor *r)
 	}
 }
 
-int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
+/* Submits the ring's SQEs and, if wait, waits for a completion. */
+static int enter(struct tgt_reactor *r, bool wait)
 {
-	struct io_uring_cqe *cqes[CQE_BATCH];
-	struct {
-		struct tgt_event *ev;
-		int res;
-		uint32_t flags;
-	} batch[CQE_BATCH];
-	unsigned n, total = 0;
 	int ret;
 
-	if (!STAILQ_EMPTY(&r->deferred))
-		wait = false;
 	if (wait && r->stopping) {
 		struct __kernel_timespec ts = { .tv_nsec = 100 * 1000000 };
 		struct io_uring_cqe *cqe;
@@ -265,6 +258,32 @@ int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
 	if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN &&
 	    ret != -EBUSY)
 		return ret;
+	return 0;
+}
+
+int tgt_reactor_run_once(struct tgt_reactor *r, bool wait)
+{
+	struct io_uring_cqe *cqes[CQE_BATCH];
+	struct {
+		struct tgt_event *ev;
+		int res;
+		uint32_t flags;
+	} batch[CQE_BATCH];
+	unsigned n, total = 0;
+	int ret;
+
+	/* A turn that only has deferred work to run needs no syscall: its
+	 * SQEs (say, a channel poll re-armed before an I/O that completed
+	 * inline) go in with the next turn's wait, one io_uring_enter where
+	 * QD1 made two.  A few turns at most, so that work which keeps
+	 * deferring (a spinning CQ) still submits and reaps. */
+	if (STAILQ_EMPTY(&r->deferred) ||
+	    ++r->turns_unsubmitted > TGT_REACTOR_TURNS_UNSUBMITTED) {
+		r->turns_unsubmitted = 0;
+		ret = enter(r, wait && STAILQ_EMPTY(&r->deferred));
+		if (ret < 0)
+			return ret;
+	}
 	/* One vDSO read a turn: what the events below see as "now". */
 	r->now_ms = (uint64_t)rblk_now_ms();
 	do {

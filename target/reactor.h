@@ -37,6 +37,9 @@ struct tgt_work {
 
 #define TGT_REACTOR_DRAIN_MS	3000
 #define TGT_REACTOR_ABORT_MS	4000
+/* Turns in a row that only run deferred work and leave their SQEs to a
+ * later turn's io_uring_enter (tgt_reactor_run_once). */
+#define TGT_REACTOR_TURNS_UNSUBMITTED	4
 
 struct tgt_reactor_params {
 	unsigned id;

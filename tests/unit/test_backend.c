@@ -604,6 +604,58 @@ static void test_reactor_defer(void **state)
 	tgt_reactor_destroy(r);
 }
 
+struct spinner {
+	struct tgt_event ev;		/* first: spin_done casts back */
+	struct tgt_reactor *r;
+	int runs;
+};
+
+/* Work that defers itself again on every turn, as a spinning CQ does. */
+static void spin_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	struct spinner *s = (struct spinner *)ev;
+
+	s->runs++;
+	tgt_reactor_defer(s->r, ev, 0);
+}
+
+static void nop_done(struct tgt_event *ev, int res, uint32_t flags)
+{
+	ev->res = 1;
+}
+
+/*
+ * A turn that only runs deferred work leaves its SQEs to a later turn's
+ * io_uring_enter (no syscall of its own), but work that defers itself on
+ * every turn must not keep an SQE from the kernel for more than a few.
+ */
+static void test_reactor_defer_submits(void **state)
+{
+	struct tgt_reactor_params p = { .id = 0 };
+	struct spinner spin = { .ev = { .done = spin_done } };
+	struct tgt_event nop = { .done = nop_done };
+	struct io_uring_sqe *sqe;
+	int turns = 0;
+
+	assert_int_equal(tgt_reactor_create(&spin.r, &p), 0);
+	assert_true(tgt_reactor_run_once(spin.r, false) >= 0);
+	tgt_reactor_defer(spin.r, &spin.ev, 0);
+	assert_true(tgt_reactor_run_once(spin.r, true) > 0);	/* must not block */
+	sqe = tgt_reactor_sqe(spin.r);
+	io_uring_prep_nop(sqe);
+	tgt_sqe_set_event(sqe, &nop);
+	assert_true(tgt_reactor_run_once(spin.r, true) > 0);
+	assert_int_equal(nop.res, 0);		/* that turn made no syscall */
+	while (!nop.res && turns < 2 * TGT_REACTOR_TURNS_UNSUBMITTED) {
+		assert_true(tgt_reactor_run_once(spin.r, true) > 0);
+		turns++;
+	}
+	assert_int_equal(nop.res, 1);		/* submitted, and reaped */
+	assert_true(turns <= TGT_REACTOR_TURNS_UNSUBMITTED);
+	assert_int_equal(spin.runs, turns + 2);	/* ran on every turn */
+	tgt_reactor_destroy(spin.r);
+}
+
 /* ---- offload thread: blocking calls off the reactor ------------------ */
 
 struct ojob {
@@ -851,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_bufpool_chunk_size),
 		cmocka_unit_test(test_reactor_thread),
 		cmocka_unit_test(test_reactor_defer),
+		cmocka_unit_test(test_reactor_defer_submits),
 		cmocka_unit_test_setup_teardown(test_offload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offload_must_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blkdev_uring, setup, teardown),
