@@ -414,7 +414,7 @@ static int create_queues(struct ini_dev *d)
 	unsigned i;
 	int ret;
 
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+	if (!d->o.pin_queues || sched_getaffinity(0, sizeof(allowed), &allowed))
 		CPU_ZERO(&allowed);	/* no pinning */
 	for (i = 0; i < d->nq; i++) {
 		cfg.q_id = i;

@@ -170,16 +170,17 @@ static int add_target(const char *arg, struct ini_opts *o, const char *prog)
 	return 0;
 }
 
-/* A value of one of two words: 0 for the first, 1 for the second, or
- * -EINVAL after the line that names both. */
+/* The value of shared option i, one of two words: 0 for the first, 1 for
+ * the second, or -EINVAL after the line that names both. */
 static int two_words(const char *arg, const char *first, const char *second,
-		     const char *name, const char *prog)
+		     int i, const char *prog)
 {
 	if (!strcmp(arg, first))
 		return 0;
 	if (!strcmp(arg, second))
 		return 1;
-	fprintf(stderr, "%s: --%s is %s or %s, not '%s'\n", prog, name, first, second, arg);
+	fprintf(stderr, "%s: --%s is %s or %s, not '%s'\n", prog,
+		ini_shared_opts[i].name, first, second, arg);
 	return -EINVAL;
 }
 
@@ -199,7 +200,7 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 		o->failback_s = sec;
 		return 0;
 	case 'A':
-		w = two_words(arg, "standby", "spread", "read-policy", prog);
+		w = two_words(arg, "standby", "spread", i, prog);
 		if (w < 0)
 			return w;
 		o->read_spread = w;
@@ -253,13 +254,13 @@ int ini_opt_apply(int c, const char *arg, struct ini_opts *o, const char *prog)
 		}
 		return 0;
 	case 'b':
-		w = two_words(arg, "auto", "off", "batch-io", prog);
+		w = two_words(arg, "auto", "off", i, prog);
 		if (w < 0)
 			return w;
 		o->batch_io_off = w;
 		return 0;
 	case 'a':
-		w = two_words(arg, "on", "off", "pin-queues", prog);
+		w = two_words(arg, "on", "off", i, prog);
 		if (w < 0)
 			return w;
 		o->pin_queues = !w;
